@@ -1,0 +1,22 @@
+"""The REST API under /api/v1/: one ResourceApi per model, registered with FAB."""
+from __future__ import annotations
+
+from flask_appbuilder import AppBuilder
+
+from .admin import ClusterApi, QuotaApi, ResourceGroupApi
+from .catalog import ImageApi, JobTemplateApi
+from .me import MeApi
+from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
+from .projects import ProjectApi
+from .workspace import ImageBuildApi, InferenceServiceApi, ModelVersionApi, NotebookApi
+
+APIS = (
+    MeApi, ProjectApi, ClusterApi, ResourceGroupApi, QuotaApi, ImageApi, JobTemplateApi,
+    PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi,
+    NotebookApi, ModelVersionApi, InferenceServiceApi, ImageBuildApi,
+)
+
+
+def register_apis(appbuilder: AppBuilder) -> None:
+    for api in APIS:
+        appbuilder.add_api(api)

@@ -1,0 +1,305 @@
+"""ResourceApi: list/get/create/update/delete for one model, scoped by project or role.
+
+Subclasses declare data (model, schema, scope, parent, refs, filters); the checks that
+keep projects apart live here once, so every API gets them the same way.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import sqlalchemy as sa
+from flask import jsonify, request
+from flask_appbuilder.api import BaseApi
+from marshmallow import Schema
+
+from ..extensions import db
+from ..models import Project, ProjectRole
+from .errors import ApiError, FieldError, NotFound
+from .routing import json_body, route
+from .scope import check_project, is_admin, visible_project_ids
+
+MAX_PAGE_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A foreign key in the request body: it must exist and be visible to the caller.
+
+    same_project: the referenced row must belong to the object's project (else 404, so
+    another project's ids reveal nothing); same: a column that must also match (an edge's
+    tasks must be of the edge's pipeline).
+    """
+
+    model: type
+    label: str
+    same_project: bool = True
+    same: str | None = None
+
+
+def to_json_value(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    return value
+
+
+class ResourceApi(BaseApi):
+    allow_browser_login = True
+    csrf_exempt = True  # routing.check_csrf does it, for session callers only
+    version = "v1"
+
+    model: ClassVar[type]
+    schema: ClassVar[type[Schema] | None] = None
+    label: ClassVar[str] = "object"
+    # "project": rows of projects the caller belongs to; "admin": admins only (by FAB role);
+    # "catalog": every user reads, admins write (by FAB role).
+    scope: ClassVar[str] = "project"
+    parent: ClassVar[tuple[str, type] | None] = None
+    refs: ClassVar[dict[str, Ref]] = {}
+    filters: ClassVar[tuple[str, ...]] = ()
+    orders: ClassVar[tuple[str, ...]] = ("id",)
+    immutable: ClassVar[tuple[str, ...]] = ()
+    columns: ClassVar[tuple[str, ...] | None] = None
+    write_role: ClassVar[ProjectRole] = ProjectRole.DEVELOPER
+
+    # ---- presentation -------------------------------------------------------------
+    def present(self, obj: Any) -> dict[str, Any]:
+        cols = self.columns or tuple(c.key for c in sa.inspect(self.model).column_attrs)
+        return {c: to_json_value(getattr(obj, c)) for c in cols}
+
+    # ---- scope ----------------------------------------------------------------------
+    def project_column(self) -> sa.ColumnElement:
+        return self.model.id if self.model is Project else self.model.project_id
+
+    def project_of(self, obj: Any) -> int:
+        return obj.id if self.model is Project else obj.project_id
+
+    def scoped_select(self) -> sa.Select:
+        query = sa.select(self.model)
+        if self.scope == "project":
+            ids = visible_project_ids()
+            if ids is not None:
+                query = query.where(self.project_column().in_(ids))
+        return query
+
+    def load(self, pk: int, needed: ProjectRole = ProjectRole.VIEWER) -> Any:
+        obj = db.session.get(self.model, pk)
+        missing = NotFound(self.label, pk)
+        if obj is None:
+            raise missing
+        if self.scope == "project":
+            check_project(self.project_of(obj), needed, missing)
+        return obj
+
+    def resolve_parent(self, data: dict[str, Any]) -> int | None:
+        """Check the caller may write into the parent; return the new object's project id."""
+        if self.parent is None:
+            return None
+        field, parent_model = self.parent
+        parent_id = data[field]
+        missing = NotFound(parent_model.__tablename__.replace("_", " "), parent_id)
+        parent = db.session.get(parent_model, parent_id)
+        if parent is None:
+            raise missing
+        project_id = parent.id if parent_model is Project else parent.project_id
+        check_project(project_id, ProjectRole.DEVELOPER, missing)
+        return project_id
+
+    def check_refs(self, values: dict[str, Any], project_id: int | None) -> None:
+        for field, ref in self.refs.items():
+            value = values.get(field)
+            if value is None:
+                continue
+            target = db.session.get(ref.model, value)
+            hidden = target is None or (
+                ref.same_project and project_id is not None and target.project_id != project_id
+            )
+            if hidden:
+                raise FieldError(field, f"{ref.label} {value} not found", status=404)
+            if ref.same and getattr(target, ref.same) != values.get(ref.same):
+                raise FieldError(field, f"{ref.label} {value} is not in the same {ref.same[:-3]}")
+
+    def check_unique(self, obj: Any) -> None:
+        """Name clashes answer 409 naming the field, before the database has to refuse."""
+        for constraint in self.model.__table__.constraints:
+            if not isinstance(constraint, sa.UniqueConstraint):
+                continue
+            names = [c.name for c in constraint.columns]
+            if "id" in names:
+                continue
+            values = {n: getattr(obj, n) for n in names}
+            if any(v is None for v in values.values()):
+                continue
+            query = sa.select(self.model.id).filter_by(**values)
+            if obj.id is not None:
+                query = query.where(self.model.id != obj.id)
+            if db.session.scalar(query.limit(1)) is not None:
+                shown = ", ".join(f"{n}={values[n]!r}" for n in names if n != "project_id")
+                raise FieldError(names[-1], f"already exists ({shown})", status=409)
+
+    # ---- hooks for subclasses -----------------------------------------------------------
+    def before_save(self, obj: Any, data: dict[str, Any], creating: bool) -> None:
+        """Cross-field and cross-row checks; raise ApiError to refuse."""
+
+    def after_create(self, obj: Any) -> None:
+        """Rows that come with the object (e.g. the creator's membership)."""
+
+    def before_delete(self, obj: Any) -> None:
+        """Refuse deletes that would lose something (raise ApiError)."""
+
+    # ---- list ---------------------------------------------------------------------------
+    def _filter_value(self, name: str, raw: str) -> Any:
+        column = getattr(self.model, name)
+        ctype = column.type
+        try:
+            if isinstance(ctype, sa.Enum):
+                if raw not in ctype.enums:
+                    raise ValueError(f"must be one of {', '.join(ctype.enums)}")
+                return next(m for m in ctype.enum_class if m.value == raw) if ctype.enum_class else raw
+            if isinstance(ctype, sa.Boolean):
+                if raw not in ("true", "false"):
+                    raise ValueError("must be true or false")
+                return raw == "true"
+            if isinstance(ctype, sa.Integer):
+                return int(raw)
+        except ValueError as exc:
+            reason = str(exc) if "must be" in str(exc) else "must be an integer"
+            raise FieldError(name, reason) from exc
+        return raw
+
+    def _page_args(self) -> tuple[int, int, list[sa.ColumnElement]]:
+        try:
+            page = int(request.args.get("page", 0))
+            if page < 0:
+                raise ValueError
+        except ValueError:
+            raise FieldError("page", "must be a non-negative integer") from None
+        try:
+            page_size = int(request.args.get("page_size", 25))
+            if not 1 <= page_size <= MAX_PAGE_SIZE:
+                raise ValueError
+        except ValueError:
+            raise FieldError("page_size", f"must be an integer from 1 to {MAX_PAGE_SIZE}") from None
+        order = request.args.get("order", "-id")
+        name = order.lstrip("-")
+        if name not in self.orders:
+            raise FieldError("order", f"must be one of {', '.join(self.orders)} (prefix - for descending)")
+        column = getattr(self.model, name)
+        ordering = [column.desc() if order.startswith("-") else column.asc()]
+        if name != "id":
+            ordering.append(self.model.id.desc())  # stable pages
+        return page, page_size, ordering
+
+    @route("/", summary="List, newest first; filter with ?field=value, page with ?page=&page_size=")
+    def get_list(self):
+        page, page_size, ordering = self._page_args()
+        query = self.scoped_select()
+        for name, raw in request.args.items():
+            if name in ("page", "page_size", "order"):
+                continue
+            if name not in self.filters:
+                allowed = ", ".join(("page", "page_size", "order") + self.filters)
+                raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
+            query = query.where(getattr(self.model, name) == self._filter_value(name, raw))
+        count = db.session.scalar(sa.select(sa.func.count()).select_from(query.order_by(None).subquery()))
+        rows = db.session.scalars(query.order_by(*ordering).limit(page_size).offset(page * page_size)).all()
+        return jsonify(count=count, page=page, page_size=page_size, items=[self.present(r) for r in rows])
+
+    @route("/<int:pk>", summary="Get one by id")
+    def get(self, pk: int):
+        return jsonify(self.present(self.load(pk)))
+
+    @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create")
+    def post(self):
+        data = self.schema().load(json_body())
+        project_id = self.resolve_parent(data)
+        if project_id is not None and self.model is not Project:
+            data["project_id"] = project_id
+        self.check_refs(data, project_id)
+        obj = self.model(**data)
+        self.before_save(obj, data, creating=True)
+        self.check_unique(obj)
+        db.session.add(obj)
+        db.session.flush()
+        self.after_create(obj)
+        response = jsonify(self.present(obj))
+        response.status_code = 201
+        return response
+
+    @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
+           summary="Update the fields given")
+    def put(self, pk: int):
+        obj = self.load(pk, self.write_role)
+        data = self.schema(partial=True).load(json_body())
+        frozen = [f for f in data if f in self.immutable or (self.parent and f == self.parent[0])]
+        if frozen:
+            raise FieldError(frozen[0], "cannot be changed after creation")
+        merged = {c.key: getattr(obj, c.key) for c in sa.inspect(self.model).column_attrs} | data
+        self.check_refs(merged, self.project_of(obj) if self.scope == "project" else None)
+        for key, value in data.items():
+            setattr(obj, key, value)
+        self.before_save(obj, data, creating=False)
+        self.check_unique(obj)
+        db.session.flush()
+        return jsonify(self.present(obj))
+
+    @route("/<int:pk>", methods=("DELETE",), permission="write", summary="Delete")
+    def delete(self, pk: int):
+        obj = self.load(pk, self.write_role)
+        self.before_delete(obj)
+        db.session.delete(obj)
+        db.session.flush()
+        return jsonify(message=f"{self.label} {pk} deleted")
+
+    # ---- OpenAPI ------------------------------------------------------------------------------
+    def add_api_spec(self, api_spec: Any) -> None:
+        for attr_name in dir(self):
+            attr = getattr(self, attr_name)
+            spec = getattr(attr, "_spec", None)
+            if spec is None or attr_name in self.exclude_route_methods:
+                continue
+            body = self.schema if spec["body"] in ("schema", "schema-partial") else spec["body"]
+            body_name = None
+            if body is not None:
+                body_name = body.__name__.removesuffix("Schema")
+                if body_name not in api_spec.components.schemas:
+                    api_spec.components.schema(body_name, schema=body)
+            for url, methods in attr._urls:
+                path = self.path_helper(path=url)
+                for method in methods:
+                    api_spec.path(path=path, operations={method.lower(): self._operation(path, spec, body_name)})
+
+    def _operation(self, path: str, spec: dict[str, Any], body_name: str | None) -> dict[str, Any]:
+        params = [
+            {"in": "path", "name": name, "required": True, "schema": {"type": "integer"}}
+            for name in re.findall(r"{(\w+)}", path)
+        ]
+        params += [{"in": "query", "name": n, "schema": {"type": "string"}, "description": d}
+                   for n, d in spec["query"].items()]
+        operation: dict[str, Any] = {
+            "summary": spec["summary"].strip().splitlines()[0],
+            "tags": [self.__class__.__name__.removesuffix("Api")],
+            "parameters": params,
+            "security": [{"jwt": []}],
+            "responses": {
+                str(spec["status"]): {"description": "OK"},
+                "400": {"description": "Invalid input: {message, errors: [{field, reason}]}"},
+                "401": {"description": "Not authenticated"},
+                "403": {"description": "Role does not allow this"},
+                "404": {"description": "Not found, or not in your projects"},
+            },
+            "x-permission": f"can_{spec['permission']}",
+            "x-scope": self.scope,
+            "x-resource": self.resource_name,
+        }
+        if body_name:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{body_name}"}}},
+            }
+        return operation

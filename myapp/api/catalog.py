@@ -1,0 +1,58 @@
+"""Images and job templates: every user reads the catalog, admins add to it."""
+from __future__ import annotations
+
+from marshmallow import fields, validate
+
+from ..models import Image, JobTemplate
+from .base import ResourceApi
+from .fields import DnsLabel, ResourcesSchema, StrictSchema, StringMap
+
+KINDS = ["Job", "PyTorchJob", "TFJob", "XGBoostJob", "MPIJob", "VolcanoJob", "ImageBuild",
+         "ModelRegister", "Deployment", "Notebook"]
+
+
+class ImageSchema(StrictSchema):
+    repository = fields.String(required=True, validate=validate.Regexp(
+        r"^[a-z0-9]+([._/:-][a-z0-9]+)*$", error="must be an image repository such as registry.io/team/name"))
+    tag = fields.String(required=True, validate=validate.Regexp(
+        r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", error="must be a valid image tag"))
+    pull_secret = DnsLabel(allow_none=True)
+    description = fields.String(validate=validate.Length(max=10_000))
+
+
+class ImageApi(ResourceApi):
+    resource_name = "image"
+    class_permission_name = "Image"
+    model = Image
+    schema = ImageSchema
+    label = "image"
+    scope = "catalog"
+    filters = ("repository", "tag")
+    orders = ("id", "repository")
+
+
+class JobTemplateSchema(StrictSchema):
+    name = DnsLabel(required=True)
+    version = fields.String(required=True, validate=validate.Regexp(
+        r"^[0-9A-Za-z][0-9A-Za-z.+-]{0,31}$", error="must be a version such as 1.0.0"))
+    description = fields.String(validate=validate.Length(max=10_000))
+    category = DnsLabel()
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    image = fields.String(required=True, validate=validate.Length(1, 512))
+    command = fields.List(fields.String())
+    args_schema = fields.Dict()
+    default_resources = fields.Nested(ResourcesSchema)
+    max_resources = fields.Nested(ResourcesSchema)
+    env = StringMap()
+
+
+class JobTemplateApi(ResourceApi):
+    resource_name = "job_template"
+    class_permission_name = "JobTemplate"
+    model = JobTemplate
+    schema = JobTemplateSchema
+    label = "job template"
+    scope = "catalog"
+    filters = ("name", "kind", "category", "builtin")
+    orders = ("id", "name", "category")
+    immutable = ("name", "version", "kind")

@@ -1,0 +1,87 @@
+"""API errors: JSON bodies that name the field and the reason."""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+
+class ApiError(Exception):
+    status = 400
+
+    def __init__(self, message: str, errors: list[dict[str, str]] | None = None, status: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.errors = errors or []
+        if status is not None:
+            self.status = status
+
+    def response(self) -> Response:
+        body: dict[str, Any] = {"message": self.message}
+        if self.errors:
+            body["errors"] = self.errors
+        resp = jsonify(body)
+        resp.status_code = self.status
+        return resp
+
+
+class FieldError(ApiError):
+    """One bad field: 400 with {"field", "reason"}."""
+
+    def __init__(self, field: str, reason: str, status: int = 400):
+        super().__init__(f"{field}: {reason}", [{"field": field, "reason": reason}], status)
+
+
+class NotFound(ApiError):
+    status = 404
+
+    def __init__(self, resource: str, ident: Any):
+        super().__init__(f"{resource} {ident} not found")
+
+
+class Forbidden(ApiError):
+    status = 403
+
+
+def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
+    """marshmallow's nested {"a": {"0": {"b": ["msg"]}}} -> [{"field": "a.0.b", "reason": "msg"}]."""
+    out: list[dict[str, str]] = []
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            name = "body" if key == "_schema" and not prefix else str(key)
+            out += flatten_messages(value, f"{prefix}.{name}" if prefix else name)
+    elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        out += [{"field": prefix or "body", "reason": m} for m in messages]
+    elif isinstance(messages, list):
+        for item in messages:
+            out += flatten_messages(item, prefix)
+    else:
+        out.append({"field": prefix or "body", "reason": str(messages)})
+    return out
+
+
+def validation_error(err: ValidationError) -> ApiError:
+    errors = flatten_messages(err.messages)
+    message = "; ".join(f"{e['field']}: {e['reason']}" for e in errors)
+    return ApiError(f"Invalid input: {message}", errors)
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Outside the API routes (unknown URL, wrong method, bad JWT) still answer JSON under /api/."""
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc: HTTPException):  # noqa: ANN202
+        if not request.path.startswith("/api/"):
+            return exc
+        return ApiError(exc.description or exc.name, status=exc.code).response()
+
+    jwt = app.extensions.get("flask-jwt-extended")
+    if jwt is not None:
+        def _jwt_error(reason: str) -> Response:
+            return ApiError(f"Not authenticated: {reason}", status=401).response()
+
+        jwt.unauthorized_loader(_jwt_error)
+        jwt.invalid_token_loader(_jwt_error)
+        jwt.expired_token_loader(lambda _h, _p: _jwt_error("token expired"))

@@ -1,0 +1,65 @@
+"""Reusable input fields and validators for API schemas."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from ..quantity import parse_quantity
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def dns_label(value: str) -> None:
+    if len(value) > 63:
+        raise ValidationError(f"must be at most 63 characters (got {len(value)})")
+    if not DNS_LABEL.match(value):
+        raise ValidationError(
+            "must be a DNS-1123 label: lowercase letters, digits and '-', starting and ending "
+            "with a letter or digit"
+        )
+
+
+def DnsLabel(**kwargs: Any) -> fields.String:  # noqa: N802 - reads like a field class
+    return fields.String(validate=dns_label, **kwargs)
+
+
+class Quantity(fields.String):
+    """A Kubernetes quantity such as 500m, 2 or 4Gi; kept as a string."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValidationError("must be a quantity string such as 500m, 2 or 4Gi")
+        try:
+            parse_quantity(value)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+        return str(value)
+
+
+class StrictSchema(Schema):
+    class Meta:
+        unknown = "raise"  # unknown fields are an error, not silently dropped
+
+
+class ResourcesSchema(StrictSchema):
+    cpu = Quantity()
+    memory = Quantity()
+    gpu = fields.Integer(validate=validate.Range(min=0, max=64), strict=True)
+
+
+class TolerationSchema(StrictSchema):
+    key = fields.String()
+    operator = fields.String(validate=validate.OneOf(["Exists", "Equal"]))
+    value = fields.String()
+    effect = fields.String(validate=validate.OneOf(["NoSchedule", "PreferNoSchedule", "NoExecute"]))
+    tolerationSeconds = fields.Integer(strict=True)
+
+
+def StringMap(**kwargs: Any) -> fields.Dict:  # noqa: N802
+    return fields.Dict(keys=fields.String(validate=validate.Length(1, 253)), values=fields.String(), **kwargs)
+
+
+def Int(minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> fields.Integer:  # noqa: N802
+    return fields.Integer(strict=True, validate=validate.Range(min=minimum, max=maximum), **kwargs)

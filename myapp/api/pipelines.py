@@ -1,0 +1,176 @@
+"""Pipelines, their tasks and edges, and the runs they produce."""
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import Any
+
+import sqlalchemy as sa
+from croniter import croniter
+from marshmallow import ValidationError, fields, validate, validates
+
+from ..extensions import db
+from ..models import (
+    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ResourceGroup, Task,
+    TaskRun, TriggerRule,
+)
+from .base import Ref, ResourceApi
+from .errors import ApiError, FieldError
+from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from .scope import current_user
+
+
+def enum_field(enum_cls: type, **kwargs: Any) -> fields.Enum:
+    return fields.Enum(enum_cls, by_value=True, **kwargs)
+
+
+class PipelineSchema(StrictSchema):
+    project_id = Int(1, required=True)
+    name = DnsLabel(required=True)
+    description = fields.String(validate=validate.Length(max=10_000))
+    parameters = fields.Dict(keys=fields.String(validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]*$")))
+    schedule = fields.String(allow_none=True, validate=validate.Length(max=128))
+    paused = fields.Boolean()
+    max_active_runs = Int(1, 100)
+    concurrency_policy = enum_field(ConcurrencyPolicy)
+    depends_on_past = fields.Boolean()
+    webhook_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"})
+
+    @validates("schedule")
+    def valid_cron(self, value: str | None, **_: Any) -> None:
+        if value is not None and not croniter.is_valid(value):
+            raise ValidationError(f"'{value}' is not a cron expression (e.g. '0 2 * * *')")
+
+
+class PipelineApi(ResourceApi):
+    resource_name = "pipeline"
+    class_permission_name = "Pipeline"
+    model = Pipeline
+    schema = PipelineSchema
+    label = "pipeline"
+    parent = ("project_id", Project)
+    filters = ("project_id", "name", "paused")
+    orders = ("id", "name", "created_at", "updated_at")
+
+    def before_save(self, obj: Pipeline, data: dict, creating: bool) -> None:
+        if creating:
+            obj.created_by_id = current_user().id
+
+
+class TaskSchema(StrictSchema):
+    pipeline_id = Int(1, required=True)
+    name = DnsLabel(required=True)
+    template_id = Int(1, required=True)
+    args = fields.Dict(keys=fields.String())
+    resources = fields.Nested(ResourcesSchema)
+    resource_group_id = Int(1, allow_none=True)
+    retries = Int(0, 100)
+    retry_delay = Int(0, 86_400)
+    timeout = Int(1, 30 * 86_400, allow_none=True)
+    trigger_rule = enum_field(TriggerRule)
+    position = fields.Dict(keys=fields.String(validate=validate.OneOf(["x", "y"])), values=fields.Float())
+
+
+class TaskApi(ResourceApi):
+    resource_name = "task"
+    class_permission_name = "Task"
+    model = Task
+    schema = TaskSchema
+    label = "task"
+    parent = ("pipeline_id", Pipeline)
+    refs = {
+        "template_id": Ref(JobTemplate, "job template", same_project=False),
+        "resource_group_id": Ref(ResourceGroup, "resource group", same_project=False),
+    }
+    filters = ("pipeline_id", "name", "template_id")
+    orders = ("id", "name")
+
+
+def find_cycle(edges: list[tuple[int, int]]) -> bool:
+    """True when the directed graph has a cycle (Kahn's algorithm)."""
+    indegree: dict[int, int] = defaultdict(int)
+    children: dict[int, list[int]] = defaultdict(list)
+    nodes: set[int] = set()
+    for up, down in edges:
+        children[up].append(down)
+        indegree[down] += 1
+        nodes |= {up, down}
+    ready = [n for n in nodes if indegree[n] == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for child in children[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    return seen != len(nodes)
+
+
+class EdgeSchema(StrictSchema):
+    pipeline_id = Int(1, required=True)
+    upstream_task_id = Int(1, required=True)
+    downstream_task_id = Int(1, required=True)
+
+
+class EdgeApi(ResourceApi):
+    resource_name = "edge"
+    class_permission_name = "Edge"
+    model = Edge
+    schema = EdgeSchema
+    label = "edge"
+    parent = ("pipeline_id", Pipeline)
+    refs = {
+        "upstream_task_id": Ref(Task, "task", same="pipeline_id"),
+        "downstream_task_id": Ref(Task, "task", same="pipeline_id"),
+    }
+    filters = ("pipeline_id",)
+    immutable = ("upstream_task_id", "downstream_task_id")
+
+    def before_save(self, obj: Edge, data: dict, creating: bool) -> None:
+        if obj.upstream_task_id == obj.downstream_task_id:
+            raise FieldError("downstream_task_id", "an edge cannot connect a task to itself")
+        existing = db.session.execute(
+            sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == obj.pipeline_id)
+        ).all()
+        if find_cycle([tuple(e) for e in existing] + [(obj.upstream_task_id, obj.downstream_task_id)]):
+            raise FieldError("downstream_task_id", "this edge would make a cycle; pipelines are acyclic")
+
+
+class PipelineRunSchema(StrictSchema):
+    pipeline_id = Int(1, required=True)
+    params = fields.Dict(keys=fields.String())
+    # Idempotency: a client retrying the same request gets a 409, not a second run.
+    run_key = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_.:-]{1,128}$"))
+
+
+class PipelineRunApi(ResourceApi):
+    resource_name = "pipeline_run"
+    class_permission_name = "PipelineRun"
+    model = PipelineRun
+    schema = PipelineRunSchema
+    label = "pipeline run"
+    parent = ("pipeline_id", Pipeline)
+    filters = ("project_id", "pipeline_id", "state", "trigger")
+    orders = ("id", "created_at", "started_at")
+    exclude_route_methods = {"put"}
+
+    def before_save(self, obj: PipelineRun, data: dict, creating: bool) -> None:
+        obj.run_key = obj.run_key or f"manual-{uuid.uuid4().hex}"
+        obj.created_by_id = current_user().id
+
+    def before_delete(self, obj: PipelineRun) -> None:
+        if not obj.is_finished:
+            raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
+
+
+class TaskRunApi(ResourceApi):
+    """Read-only: task runs are written by the run controller, never by hand."""
+
+    resource_name = "task_run"
+    class_permission_name = "TaskRun"
+    model = TaskRun
+    label = "task run"
+    filters = ("project_id", "pipeline_run_id", "task_id", "state")
+    orders = ("id", "created_at", "started_at")
+    include_route_methods = {"get_list", "get"}

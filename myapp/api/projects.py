@@ -1,0 +1,123 @@
+"""Projects and their members."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from flask import jsonify
+from marshmallow import fields, validate
+
+from ..extensions import db
+from ..models import Project, ProjectMember, ProjectRole, User
+from .base import ResourceApi
+from .errors import ApiError, FieldError, NotFound
+from .fields import DnsLabel, StrictSchema
+from .routing import json_body, route
+from .scope import current_user
+
+ROLES = [r.value for r in ProjectRole]
+
+
+class ProjectSchema(StrictSchema):
+    name = DnsLabel(required=True)
+    description = fields.String(validate=validate.Length(max=10_000))
+    namespace = DnsLabel()
+
+
+class MemberSchema(StrictSchema):
+    username = fields.String(required=True, validate=validate.Length(1, 256))
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
+
+
+class MemberRoleSchema(StrictSchema):
+    role = fields.String(required=True, validate=validate.OneOf(ROLES))
+
+
+def present_member(member: ProjectMember) -> dict:
+    return {"id": member.id, "user_id": member.user_id, "username": member.user.username,
+            "role": member.role.value}
+
+
+class ProjectApi(ResourceApi):
+    resource_name = "project"
+    class_permission_name = "Project"
+    model = Project
+    schema = ProjectSchema
+    label = "project"
+    filters = ("name",)
+    orders = ("id", "name", "created_at")
+    immutable = ("name", "namespace")
+    write_role = ProjectRole.OWNER
+
+    def present(self, obj: Project) -> dict:
+        out = super().present(obj)
+        out["service_account"] = obj.service_account
+        return out
+
+    def resolve_parent(self, data: dict) -> None:
+        """Any signed-in user may start a project; they become its owner."""
+        data.setdefault("namespace", data["name"])
+        return None
+
+    def after_create(self, obj: Project) -> None:
+        db.session.add(ProjectMember(project_id=obj.id, user_id=current_user().id, role=ProjectRole.OWNER))
+
+    def _member(self, pk: int, member_id: int) -> ProjectMember:
+        member = db.session.get(ProjectMember, member_id)
+        if member is None or member.project_id != pk:
+            raise NotFound("member", member_id)
+        return member
+
+    def _owners_left(self, pk: int, without: int) -> int:
+        return db.session.scalar(
+            sa.select(sa.func.count()).select_from(ProjectMember).where(
+                ProjectMember.project_id == pk, ProjectMember.role == ProjectRole.OWNER,
+                ProjectMember.id != without,
+            )
+        )
+
+    @route("/<int:pk>/members", summary="List the project's members and their roles")
+    def list_members(self, pk: int):
+        self.load(pk)
+        members = db.session.scalars(
+            sa.select(ProjectMember).where(ProjectMember.project_id == pk).order_by(ProjectMember.id)
+        ).all()
+        return jsonify(items=[present_member(m) for m in members])
+
+    @route("/<int:pk>/members", methods=("POST",), permission="write", body=MemberSchema, status=201,
+           summary="Add a member (owners only)")
+    def add_member(self, pk: int):
+        self.load(pk, ProjectRole.OWNER)
+        data = MemberSchema().load(json_body())
+        user = db.session.scalar(sa.select(User).where(User.username == data["username"]))
+        if user is None:
+            raise FieldError("username", f"no user named {data['username']!r}", status=404)
+        exists = db.session.scalar(sa.select(ProjectMember.id).filter_by(project_id=pk, user_id=user.id))
+        if exists:
+            raise FieldError("username", "is already a member", status=409)
+        member = ProjectMember(project_id=pk, user_id=user.id, role=ProjectRole(data["role"]))
+        db.session.add(member)
+        db.session.flush()
+        response = jsonify(present_member(member))
+        response.status_code = 201
+        return response
+
+    @route("/<int:pk>/members/<int:member_id>", methods=("PUT",), permission="write", body=MemberRoleSchema,
+           summary="Change a member's role (owners only)")
+    def update_member(self, pk: int, member_id: int):
+        self.load(pk, ProjectRole.OWNER)
+        member = self._member(pk, member_id)
+        role = ProjectRole(MemberRoleSchema().load(json_body())["role"])
+        if member.role == ProjectRole.OWNER and role != ProjectRole.OWNER and not self._owners_left(pk, member.id):
+            raise FieldError("role", "a project keeps at least one owner")
+        member.role = role
+        db.session.flush()
+        return jsonify(present_member(member))
+
+    @route("/<int:pk>/members/<int:member_id>", methods=("DELETE",), permission="write",
+           summary="Remove a member (owners only)")
+    def remove_member(self, pk: int, member_id: int):
+        self.load(pk, ProjectRole.OWNER)
+        member = self._member(pk, member_id)
+        if member.role == ProjectRole.OWNER and not self._owners_left(pk, member.id):
+            raise ApiError("a project keeps at least one owner", status=409)
+        db.session.delete(member)
+        return jsonify(message=f"member {member_id} removed")

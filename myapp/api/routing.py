@@ -1,0 +1,88 @@
+"""The one way an API route is declared: auth, CSRF, one transaction, JSON errors, OpenAPI data."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from flask import request
+from flask_appbuilder.api import expose
+from flask_appbuilder.security.decorators import protect
+from flask_wtf.csrf import CSRFError
+from marshmallow import ValidationError
+from sqlalchemy.exc import IntegrityError
+
+from ..extensions import csrf, db
+from .errors import ApiError, validation_error
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def check_csrf() -> None:
+    """Browser sessions must send the CSRF token; bearer-token clients cannot be forged cross-site."""
+    if request.method in SAFE_METHODS:
+        return
+    if request.headers.get("Authorization", "").lower().startswith("bearer "):
+        return
+    csrf.protect()
+
+
+def json_body() -> dict[str, Any]:
+    if not request.data:
+        raise ApiError("Invalid input: body: a JSON object is required",
+                       [{"field": "body", "reason": "a JSON object is required"}])
+    data = request.get_json(silent=True, force=True)
+    if data is None:
+        raise ApiError("Invalid input: body: is not valid JSON",
+                       [{"field": "body", "reason": "is not valid JSON"}])
+    if not isinstance(data, dict):
+        raise ApiError("Invalid input: body: must be a JSON object",
+                       [{"field": "body", "reason": "must be a JSON object"}])
+    return data
+
+
+def route(
+    url: str,
+    methods: tuple[str, ...] = ("GET",),
+    permission: str = "read",
+    summary: str = "",
+    body: Any = None,
+    status: int = 200,
+    query: dict[str, str] | None = None,
+) -> Callable:
+    """Declare an API route.
+
+    permission: the FAB permission ("read" or "write") checked against the caller's roles;
+    body: "schema" / "schema-partial" (the API's own schema) or a Schema class, for OpenAPI.
+    """
+
+    def wrap(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def handler(self, **kwargs: Any):  # noqa: ANN001, ANN202
+            try:
+                check_csrf()
+                response = f(self, **kwargs)
+                db.session.commit()
+                return response
+            except ApiError as exc:
+                db.session.rollback()
+                return exc.response()
+            except ValidationError as exc:
+                db.session.rollback()
+                return validation_error(exc).response()
+            except CSRFError as exc:
+                db.session.rollback()
+                return ApiError(f"CSRF check failed: {exc.description}", status=400).response()
+            except IntegrityError as exc:
+                db.session.rollback()
+                detail = str(exc.orig).splitlines()[0] if exc.orig else "constraint violated"
+                return ApiError(f"Conflicts with stored data: {detail}", status=409).response()
+            except BaseException:
+                db.session.rollback()
+                raise
+
+        handler._permission_name = permission
+        handler._spec = {"summary": summary or f.__doc__ or f.__name__, "body": body,
+                         "status": status, "query": query or {}, "permission": permission}
+        return expose(url, methods)(protect(allow_browser_login=True)(handler))
+
+    return wrap

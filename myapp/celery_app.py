@@ -1,0 +1,24 @@
+"""Celery configured from the Flask app; every task runs inside an app context."""
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery, Task
+from flask import Flask
+
+
+def make_celery(app: Flask, settings: dict[str, Any] | None = None) -> Celery:
+    class AppContextTask(Task):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            with app.app_context():
+                return self.run(*args, **kwargs)
+
+    celery = Celery(app.import_name, task_cls=AppContextTask)
+    celery.config_from_object(settings or app.config["CELERY"])
+    celery.conf.include = ["myapp.tasks"]
+    celery.conf.beat_schedule = {
+        "heartbeat": {"task": "myapp.heartbeat", "schedule": 30.0},
+    }
+    celery.conf.beat_schedule_filename = f"{app.config['INSTANCE_PATH']}/celerybeat-schedule"
+    celery.set_default()
+    return celery

@@ -1,0 +1,164 @@
+"""The `myapp` command: a FlaskGroup, as Superset and Airflow 2 have."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import click
+from flask.cli import FlaskGroup, with_appcontext
+
+from .app import create_app
+
+
+@click.group(cls=FlaskGroup, create_app=create_app, add_default_commands=False, add_version_option=False)
+def main() -> None:
+    """The ML platform: web app, workers and tools."""
+
+
+@main.group()
+def db() -> None:
+    """Database schema (Alembic)."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+@with_appcontext
+def db_upgrade(revision: str) -> None:
+    """Migrate the database to REVISION (default: the newest)."""
+    from .migrate import upgrade
+
+    upgrade(revision)
+    click.echo(f"database at {revision}")
+
+
+@db.command("revision")
+@click.option("-m", "--message", required=True)
+@with_appcontext
+def db_revision(message: str) -> None:
+    """Autogenerate a migration from the models."""
+    from .migrate import revision
+
+    revision(message)
+
+
+@main.command()
+@with_appcontext
+def init() -> None:
+    """Migrate, sync roles and permissions, create the first admin, the catalog and the demo project."""
+    from . import setup_data
+    from .catalog import load_catalog
+    from .migrate import upgrade
+
+    upgrade()
+    setup_data.sync_roles()
+    username, password = setup_data.ensure_admin()
+    count = setup_data.sync_catalog(load_catalog())
+    setup_data.ensure_demo_project(username)
+    click.echo(f"catalog: {count} job templates; example project: demo")
+    if password:
+        click.secho(f"Created admin user {username!r} with password: {password}", fg="yellow", bold=True)
+        click.echo("  (shown once; set MYAPP_ADMIN_PASSWORD before `myapp init` to choose it)")
+
+
+@main.command("create-user")
+@click.argument("username")
+@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True)
+@click.option("--admin", is_flag=True, help="Give the Admin role.")
+@with_appcontext
+def create_user(username: str, password: str, admin: bool) -> None:
+    """Add a user (platform users join projects by invitation of an owner)."""
+    from .setup_data import create_user as add
+
+    add(username, password, admin=admin)
+    click.echo(f"user {username} created")
+
+
+def _celery_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "myapp.worker:celery", *args]
+
+
+@main.command()
+@click.option("--concurrency", default=2, show_default=True)
+def worker(concurrency: int) -> None:
+    """Run a Celery worker."""
+    os.execv(sys.executable, _celery_cmd("worker", "-l", "info", "--concurrency", str(concurrency)))
+
+
+@main.command()
+def beat() -> None:
+    """Run the Celery beat scheduler (exactly one per platform)."""
+    os.execv(sys.executable, _celery_cmd("beat", "-l", "info"))
+
+
+def _wait_ready(url: str, procs: list[subprocess.Popen], timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - our own loopback URL
+                if resp.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def _stop_all(procs: list[subprocess.Popen], grace: float = 15) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True)
+@click.option("--web-workers", default=2, show_default=True)
+def run(host: str, port: int, web_workers: int) -> None:
+    """The whole platform in one command: web, Celery worker and beat. Ctrl-C stops all."""
+    env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"))
+    commands = {
+        "web": [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(web_workers),
+                "--threads", "4", "--worker-class", "gthread", "--access-logfile", "-", "myapp.wsgi:app"],
+        "worker": _celery_cmd("worker", "-l", "info", "--concurrency", "2"),
+        "beat": _celery_cmd("beat", "-l", "info"),
+    }
+    procs: list[subprocess.Popen] = []
+    stopping = False
+
+    def _on_signal(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        for name, cmd in commands.items():
+            # Own process groups: the terminal's Ctrl-C reaches us once and we stop children in order.
+            procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+        if _wait_ready(f"http://{host}:{port}/health", procs):
+            click.secho(f"\nThe platform is running at {env['MYAPP_BASE_URL']}/", fg="green", bold=True)
+            click.echo("Log in as the admin user printed by `myapp init`. Ctrl-C stops everything.\n")
+        while not stopping and all(p.poll() is None for p in procs):
+            time.sleep(0.5)
+        failed = [name for name, p in zip(commands, procs) if p.poll() not in (None, 0)]
+    finally:
+        _stop_all(procs)
+    if failed and not stopping:
+        raise click.ClickException(f"stopped because {', '.join(failed)} exited")
+    click.echo("stopped web, worker and beat")
+
+
+if __name__ == "__main__":
+    main()

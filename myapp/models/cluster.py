@@ -1,0 +1,66 @@
+"""Clusters, resource groups and quotas: admin-managed capacity."""
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import sqlalchemy as sa
+from flask_appbuilder import Model
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from .base import IdMixin, JSONType, TimestampMixin, enum_column
+
+
+class ClusterKind(str, enum.Enum):
+    KUBERNETES = "kubernetes"
+    LOCAL = "local"
+
+
+class Cluster(IdMixin, TimestampMixin, Model):
+    __tablename__ = "cluster"
+
+    name: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
+    kind: Mapped[ClusterKind] = mapped_column(enum_column(ClusterKind, "cluster_kind"), nullable=False)
+    # Kubernetes only: a kubeconfig context, or the in-cluster service account.
+    kube_context: Mapped[str | None] = mapped_column(sa.String(253))
+    in_cluster: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
+    prometheus_url: Mapped[str | None] = mapped_column(sa.String(2048))
+    enabled: Mapped[bool] = mapped_column(sa.Boolean, default=True, nullable=False)
+
+
+class ResourceGroup(IdMixin, TimestampMixin, Model):
+    __tablename__ = "resource_group"
+
+    name: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
+    cluster_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("cluster.id", ondelete="RESTRICT"), nullable=False, index=True
+    )
+    node_selector: Mapped[dict[str, str]] = mapped_column(JSONType, default=dict, nullable=False)
+    tolerations: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)
+    gpu_type: Mapped[str | None] = mapped_column(sa.String(128))
+    # Total capacity in canonical units: cpu millicores, memory bytes, gpus.
+    cpu_millicores: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
+    memory_bytes: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
+    gpus: Mapped[int] = mapped_column(sa.Integer, default=0, nullable=False)
+    # Volcano queue and gang scheduling, used where Volcano is installed.
+    queue: Mapped[str | None] = mapped_column(sa.String(63))
+    gang_scheduling: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
+
+    cluster: Mapped[Cluster] = relationship()
+
+
+class Quota(IdMixin, TimestampMixin, Model):
+    """What one project may use of one resource group at a time."""
+
+    __tablename__ = "quota"
+    __table_args__ = (sa.UniqueConstraint("project_id", "resource_group_id"),)
+
+    project_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("project.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    resource_group_id: Mapped[int] = mapped_column(
+        sa.ForeignKey("resource_group.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    cpu_millicores: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
+    memory_bytes: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
+    gpus: Mapped[int] = mapped_column(sa.Integer, default=0, nullable=False)

@@ -1,0 +1,119 @@
+"""PipelineRun and TaskRun: the history of what ran, with state machines and manifests."""
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from typing import Any
+
+import sqlalchemy as sa
+from flask_appbuilder import Model
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .base import IdMixin, JSONType, enum_column, project_fk, utcnow
+from .states import (
+    RUN_TERMINAL, RUN_TRANSITIONS, TASK_ACTIVE, TASK_TERMINAL, TASK_TRANSITIONS,
+    InvalidTransition, RunState, TaskState,
+)
+
+
+class RunTrigger(str, enum.Enum):
+    MANUAL = "manual"
+    SCHEDULE = "schedule"
+    BACKFILL = "backfill"
+    DEBUG = "debug"
+
+
+class _Stateful:
+    """started_at is set on the first active state, finished_at on a terminal one."""
+
+    state: Any
+    reason: str | None
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    _transitions: dict
+    _terminal: frozenset
+    _active: frozenset
+
+    def transition(self, new, reason: str | None = None, now: dt.datetime | None = None) -> None:
+        if new == self.state:
+            return
+        if new not in self._transitions.get(self.state, frozenset()):
+            raise InvalidTransition(type(self).__name__, self.state, new)
+        now = now or utcnow()
+        if new in self._active and self.started_at is None:
+            self.started_at = now
+        if new in self._terminal:
+            self.finished_at = now
+        self.state = new
+        self.reason = reason
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in self._terminal
+
+
+class PipelineRun(IdMixin, _Stateful, Model):
+    __tablename__ = "pipeline_run"
+    __table_args__ = (
+        # One run per key: a scheduled date or a client's idempotency key.
+        sa.UniqueConstraint("pipeline_id", "run_key"),
+        sa.UniqueConstraint("project_id", "id"),
+        project_fk("pipeline"),
+        sa.Index("ix_pipeline_run_project_id_id", "project_id", "id"),
+        sa.Index("ix_pipeline_run_pipeline_state", "pipeline_id", "state"),
+    )
+    _transitions = RUN_TRANSITIONS
+    _terminal = RUN_TERMINAL
+    _active = frozenset({RunState.RUNNING})
+
+    project_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    pipeline_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    run_key: Mapped[str] = mapped_column(sa.String(128), nullable=False)
+    state: Mapped[RunState] = mapped_column(
+        enum_column(RunState, "run_state"), default=RunState.QUEUED, nullable=False
+    )
+    reason: Mapped[str | None] = mapped_column(sa.Text)
+    trigger: Mapped[RunTrigger] = mapped_column(
+        enum_column(RunTrigger, "run_trigger"), default=RunTrigger.MANUAL, nullable=False
+    )
+    # The logical date ({{ ds }}) of scheduled and backfilled runs.
+    logical_date: Mapped[dt.date | None] = mapped_column(sa.Date)
+    params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
+    started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    finished_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+
+class TaskRun(IdMixin, _Stateful, Model):
+    __tablename__ = "task_run"
+    __table_args__ = (
+        # Exactly one row per task attempt: the backbone of "submitted exactly once".
+        sa.UniqueConstraint("pipeline_run_id", "task_id", "attempt"),
+        sa.ForeignKeyConstraint(
+            ["project_id", "pipeline_run_id"],
+            ["pipeline_run.project_id", "pipeline_run.id"],
+            ondelete="CASCADE",
+        ),
+        sa.Index("ix_task_run_project_id_id", "project_id", "id"),
+    )
+    _transitions = TASK_TRANSITIONS
+    _terminal = TASK_TERMINAL
+    _active = TASK_ACTIVE
+
+    project_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    pipeline_run_id: Mapped[int] = mapped_column(sa.Integer, nullable=False, index=True)
+    task_id: Mapped[int] = mapped_column(sa.ForeignKey("task.id", ondelete="CASCADE"), nullable=False, index=True)
+    attempt: Mapped[int] = mapped_column(sa.Integer, default=1, nullable=False)
+    state: Mapped[TaskState] = mapped_column(
+        enum_column(TaskState, "task_state"), default=TaskState.QUEUED, nullable=False
+    )
+    reason: Mapped[str | None] = mapped_column(sa.Text)
+    backend: Mapped[str | None] = mapped_column(sa.String(32))
+    # The exact manifests submitted for this attempt (audit and run history).
+    manifests: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)
+    exit_code: Mapped[int | None] = mapped_column(sa.Integer)
+    created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    finished_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))

@@ -1,0 +1,43 @@
+"""Packaging for the ML platform (`myapp`)."""
+from setuptools import find_packages, setup
+
+# Pinned working ranges: Flask-AppBuilder 5.3's security API fails with marshmallow 4.
+INSTALL_REQUIRES = [
+    "Flask-AppBuilder==5.3.0",
+    "marshmallow>=3.26,<4",
+    "Flask>=3.1,<3.2",
+    "Flask-SQLAlchemy>=3.1,<3.2",
+    "SQLAlchemy>=2.0.30,<2.2",
+    "alembic>=1.13,<2",
+    "celery[redis]>=5.4,<6",
+    "kombu>=5.4,<6",
+    "redis>=5,<7",
+    "psycopg[binary]>=3.2,<4",
+    "gunicorn>=23,<28",
+    "croniter>=2,<7",
+    "PyYAML>=6,<7",
+    "Jinja2>=3.1,<4",
+    "jsonschema>=4.20,<5",
+    "kubernetes-validate>=1.28",
+    "kubernetes>=30",
+    "psutil>=5.9,<8",
+]
+
+TEST_REQUIRES = [
+    "pytest>=8,<10",
+    "pytest-xdist>=3.5,<4",
+    "hypothesis>=6.100,<7",
+    "requests>=2.31,<3",
+]
+
+setup(
+    name="myapp",
+    version="0.1.0",
+    description="A machine-learning platform: projects, notebooks, pipelines, distributed training, serving.",
+    packages=find_packages(include=["myapp", "myapp.*"]),
+    include_package_data=True,
+    python_requires=">=3.11",
+    install_requires=INSTALL_REQUIRES,
+    extras_require={"test": TEST_REQUIRES},
+    entry_points={"console_scripts": ["myapp=myapp.cli:main"]},
+)
