@@ -199,11 +199,14 @@ class ResourceApi(BaseApi):
     def get_list(self):
         page, page_size, ordering = self._page_args()
         query = self.scoped_select()
+        filters = self.filters
+        if self.scope == "project" and self.model is not Project and "project_id" not in filters:
+            filters = ("project_id",) + filters  # every project-owned list filters by project
         for name, raw in request.args.items():
             if name in ("page", "page_size", "order"):
                 continue
-            if name not in self.filters:
-                allowed = ", ".join(("page", "page_size", "order") + self.filters)
+            if name not in filters:
+                allowed = ", ".join(("page", "page_size", "order") + filters)
                 raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
             query = query.where(getattr(self.model, name) == self._filter_value(name, raw))
         count = db.session.scalar(sa.select(sa.func.count()).select_from(query.order_by(None).subquery()))
@@ -262,6 +265,8 @@ class ResourceApi(BaseApi):
             attr = getattr(self, attr_name)
             spec = getattr(attr, "_spec", None)
             if spec is None or attr_name in self.exclude_route_methods:
+                continue
+            if self.include_route_methods is not None and attr_name not in self.include_route_methods:
                 continue
             body = self.schema if spec["body"] in ("schema", "schema-partial") else spec["body"]
             body_name = None

@@ -1,0 +1,73 @@
+"""A small world of two projects with one of every object, built through the API."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conftest import ApiClient, unique
+
+
+def created(resp) -> dict:
+    assert resp.status_code == 201, resp.get_json()
+    return resp.get_json()
+
+
+@dataclass
+class ProjectWorld:
+    project: dict
+    ids: dict[str, int] = field(default_factory=dict)
+
+
+def build_catalog(admin: ApiClient) -> dict[str, int]:
+    cluster = created(admin.post("/api/v1/cluster/", json={"name": unique("local"), "kind": "local"}))
+    group = created(admin.post("/api/v1/resource_group/", json={
+        "name": unique("cpu"), "cluster_id": cluster["id"], "cpu": "16", "memory": "64Gi", "gpus": 0,
+        "node_selector": {"pool": "cpu"}}))
+    template = created(admin.post("/api/v1/job_template/", json={
+        "name": unique("python"), "version": "1.0.0", "kind": "Job", "image": "python:3.11-slim",
+        "command": ["python", "-c"], "args_schema": {"type": "object"}}))
+    image = created(admin.post("/api/v1/image/", json={"repository": "registry.local/team/base", "tag": unique("v")}))
+    return {"cluster": cluster["id"], "resource_group": group["id"], "job_template": template["id"],
+            "image": image["id"]}
+
+
+def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorld:
+    project = created(owner.post("/api/v1/project/", json={"name": unique("proj")}))
+    pid = project["id"]
+    world = ProjectWorld(project, {"project": pid})
+    pipeline = created(owner.post("/api/v1/pipeline/", json={"project_id": pid, "name": "train"}))
+    world.ids["pipeline"] = pipeline["id"]
+    tasks = [created(owner.post("/api/v1/task/", json={
+        "pipeline_id": pipeline["id"], "name": name, "template_id": catalog["job_template"]}))
+        for name in ("prepare", "fit")]
+    world.ids["task"] = tasks[0]["id"]
+    world.ids["task2"] = tasks[1]["id"]
+    world.ids["edge"] = created(owner.post("/api/v1/edge/", json={
+        "pipeline_id": pipeline["id"], "upstream_task_id": tasks[0]["id"],
+        "downstream_task_id": tasks[1]["id"]}))["id"]
+    run = created(owner.post("/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]}))
+    world.ids["pipeline_run"] = run["id"]
+    world.ids["task_run"] = insert_task_run(app, pid, run["id"], tasks[0]["id"])
+    world.ids["notebook"] = created(owner.post("/api/v1/notebook/", json={
+        "project_id": pid, "name": "nb", "image": "jupyter/base:1"}))["id"]
+    world.ids["model_version"] = created(owner.post("/api/v1/model_version/", json={
+        "project_id": pid, "name": "digits", "uri": "file:///models/digits.pt", "task_run_id": world.ids["task_run"]}))["id"]
+    world.ids["inference_service"] = created(owner.post("/api/v1/inference_service/", json={
+        "project_id": pid, "name": "digits", "model_version_id": world.ids["model_version"]}))["id"]
+    world.ids["image_build"] = created(owner.post("/api/v1/image_build/", json={
+        "project_id": pid, "repository": "registry.local/p/env", "tag": "v1", "packages": ["numpy==2.1"]}))["id"]
+    members = owner.get(f"/api/v1/project/{pid}/members").get_json()["items"]
+    world.ids["member"] = members[0]["id"]
+    return world
+
+
+def insert_task_run(app, project_id: int, run_id: int, task_id: int) -> int:
+    """Task runs are written by the controller, not the API: insert one directly."""
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+
+    with app.app_context():
+        row = TaskRun(project_id=project_id, pipeline_run_id=run_id, task_id=task_id, attempt=1,
+                      manifests=[{"kind": "Job"}])
+        db.session.add(row)
+        db.session.commit()
+        return row.id
