@@ -1,0 +1,70 @@
+"""The CLI as a new user runs it: `myapp init` then `myapp run`, and Ctrl-C stops everything."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import requests
+
+MYAPP = [sys.executable, "-m", "myapp.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MYAPP_ADMIN_PASSWORD")}
+    return env | {"MYAPP_HOME": str(home)}
+
+
+def test_init_then_run_then_ctrl_c(tmp_path):
+    env = cli_env(tmp_path)
+    first = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
+    assert first.returncode == 0, first.stderr
+    password = re.search(r"Created admin user 'admin' with password: (\S+)", first.stdout).group(1)
+    assert len(password) >= 12
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0  # generated, private
+    again = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
+    assert again.returncode == 0 and "password" not in again.stdout  # idempotent; shown once
+
+    port = free_port()
+    proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                time.sleep(0.5)
+        else:
+            raise AssertionError("web never became healthy")
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert len(children) >= 3  # web, worker, beat
+        token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
+            "username": "admin", "password": password, "provider": "db"}).json()["access_token"]
+        auth = {"Authorization": f"Bearer {token}"}
+        projects = requests.get(f"{base}/api/v1/project/", headers=auth, timeout=10).json()["items"]
+        assert [p["name"] for p in projects] == ["demo"]
+        templates = requests.get(f"{base}/api/v1/job_template/?page_size=100", headers=auth, timeout=10).json()
+        assert {"python", "pytorch-ddp"} <= {t["name"] for t in templates["items"]}
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out
+        assert "stopped web, worker and beat" in out
+        assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
