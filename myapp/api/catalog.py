@@ -5,17 +5,15 @@ from marshmallow import fields, validate
 
 from ..models import Image, JobTemplate
 from .base import ResourceApi
-from .fields import DnsLabel, ResourcesSchema, StrictSchema, StringMap
+from .fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
 
 KINDS = ["Job", "PyTorchJob", "TFJob", "XGBoostJob", "MPIJob", "VolcanoJob", "ImageBuild",
          "ModelRegister", "Deployment", "Notebook"]
 
 
 class ImageSchema(StrictSchema):
-    repository = fields.String(required=True, validate=validate.Regexp(
-        r"^[a-z0-9]+([._/:-][a-z0-9]+)*$", error="must be an image repository such as registry.io/team/name"))
-    tag = fields.String(required=True, validate=validate.Regexp(
-        r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", error="must be a valid image tag"))
+    repository = ImageRepository(required=True)
+    tag = ImageTag(required=True)
     pull_secret = DnsLabel(allow_none=True)
     description = fields.String(validate=validate.Length(max=10_000))
 

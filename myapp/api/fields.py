@@ -63,3 +63,15 @@ def StringMap(**kwargs: Any) -> fields.Dict:  # noqa: N802
 
 def Int(minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> fields.Integer:  # noqa: N802
     return fields.Integer(strict=True, validate=validate.Range(min=minimum, max=maximum), **kwargs)
+
+
+def ImageRepository(**kwargs: Any) -> fields.String:  # noqa: N802
+    return fields.String(validate=validate.Regexp(
+        r"^[a-z0-9]+([._/:-][a-z0-9]+)*$", error="must be an image repository such as registry.io/team/name"),
+        **kwargs)
+
+
+def ImageTag(**kwargs: Any) -> fields.String:  # noqa: N802
+    return fields.String(validate=validate.Regexp(
+        r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", error="must be an image tag: letters, digits, '_', '.', '-'"),
+        **kwargs)

@@ -11,7 +11,7 @@ from ..models import (
     ImageBuild, InferenceService, ModelVersion, Notebook, Project, ResourceGroup, TaskRun,
 )
 from .base import Ref, ResourceApi
-from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from .fields import DnsLabel, ImageRepository, ImageTag, Int, ResourcesSchema, StrictSchema
 from .scope import current_user
 
 
@@ -102,9 +102,8 @@ class InferenceServiceApi(ResourceApi):
 
 class ImageBuildSchema(StrictSchema):
     project_id = Int(1, required=True)
-    repository = fields.String(required=True, validate=validate.Regexp(
-        r"^[a-z0-9]+([._/:-][a-z0-9]+)*$", error="must be an image repository such as registry.io/team/name"))
-    tag = fields.String(required=True, validate=validate.Regexp(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"))
+    repository = ImageRepository(required=True)
+    tag = ImageTag(required=True)
     base_image = fields.String(allow_none=True, validate=validate.Length(1, 512))
     dockerfile = fields.String(allow_none=True, validate=validate.Length(1, 100_000))
     packages = fields.List(fields.String(validate=validate.Regexp(
