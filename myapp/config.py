@@ -59,10 +59,9 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
     }
     if redis_url:
         return {**common, "broker_url": redis_url, "result_backend": redis_url}
-    queue_dir = folder / "celery" / "queue"
-    processed = folder / "celery" / "processed"
-    queue_dir.mkdir(parents=True, exist_ok=True)
-    processed.mkdir(parents=True, exist_ok=True)
+    queue_dir, processed, control = (folder / "celery" / name for name in ("queue", "processed", "control"))
+    for path in (queue_dir, processed, control):
+        path.mkdir(parents=True, exist_ok=True)
     return {
         **common,
         "broker_url": "filesystem://",
@@ -70,6 +69,7 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
             "data_folder_in": str(queue_dir),
             "data_folder_out": str(queue_dir),
             "processed_folder": str(processed),
+            "control_folder": str(control),  # kombu's default is ./control in the working directory
             "store_processed": False,
         },
         "result_backend": f"db+sqlite:///{folder / 'celery-results.sqlite'}",
