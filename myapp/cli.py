@@ -12,11 +12,15 @@ import click
 from flask.cli import FlaskGroup, with_appcontext
 
 from .app import create_app
+from .rendering.cli import render_command
 
 
 @click.group(cls=FlaskGroup, create_app=create_app, add_default_commands=False, add_version_option=False)
 def main() -> None:
     """The ML platform: web app, workers and tools."""
+
+
+main.add_command(render_command)
 
 
 @main.group()

@@ -115,3 +115,36 @@ def test_unknown_url_and_method_answer_json(user):
     assert resp.status_code == 404 and "message" in resp.get_json()
     resp = user.request("PATCH", "/api/v1/project/")
     assert resp.status_code == 405 and "message" in resp.get_json()
+
+
+def test_task_args_and_resources_are_checked_against_the_template(admin, user, project):
+    cat = build_catalog(admin)
+    pipe = created(user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "p"}))
+    base = {"pipeline_id": pipe["id"], "name": "t", "template_id": cat["job_template"]}
+    cases = [
+        ({"args": {"epochs": 1000}}, "args.epochs", "100"),
+        ({"args": {"optimizer": "rmsprop"}}, "args.optimizer", "sgd"),
+        ({"args": {"layers": 3}}, "args.layers", "unknown argument"),
+        ({"resources": {"cpu": "64"}}, "resources.cpu", "maximum"),
+        ({"resources": {"cpu": "-1"}}, "resources.cpu", "negative"),
+    ]
+    for extra, field, words in cases:
+        resp = user.post("/api/v1/task/", json=base | extra)
+        assert resp.status_code == 400, (extra, resp.get_json())
+        assert words in errors_of(resp)[field], (extra, resp.get_json())
+    assert user.get("/api/v1/task/", query_string={"pipeline_id": pipe["id"]}).get_json()["count"] == 0
+    task = created(user.post("/api/v1/task/", json=base | {"args": {"epochs": 5}, "resources": {"cpu": "2"}}))
+    assert task["args"] == {"epochs": 5}
+    resp = user.put(f"/api/v1/task/{task['id']}", json={"args": {"epochs": 0}})
+    assert resp.status_code == 400 and "args.epochs" in errors_of(resp)
+    assert user.get(f"/api/v1/task/{task['id']}").get_json()["args"] == {"epochs": 5}
+
+
+def test_template_args_schema_is_checked(admin):
+    resp = admin.post("/api/v1/job_template/", json={
+        "name": unique("t"), "version": "1", "kind": "job", "image": "x:1",
+        "args_schema": {"properties": {"epochs": {"type": "integer", "colour": 1}}}})
+    assert resp.status_code == 400
+    assert "epochs.colour" in errors_of(resp)["args_schema"]
+    resp = admin.post("/api/v1/job_template/", json={"name": unique("t"), "version": "1", "kind": "Nope", "image": "x:1"})
+    assert "Must be one of" in errors_of(resp)["kind"]

@@ -13,7 +13,8 @@ from pathlib import Path
 import psutil
 import requests
 
-MYAPP = [sys.executable, "-m", "myapp.cli"]
+# The console script a user runs, installed by `pip install -e .`
+MYAPP = [str(Path(sys.executable).parent / "myapp")]
 
 
 def free_port() -> int:

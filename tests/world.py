@@ -23,8 +23,12 @@ def build_catalog(admin: ApiClient) -> dict[str, int]:
         "name": unique("cpu"), "cluster_id": cluster["id"], "cpu": "16", "memory": "64Gi", "gpus": 0,
         "node_selector": {"pool": "cpu"}}))
     template = created(admin.post("/api/v1/job_template/", json={
-        "name": unique("python"), "version": "1.0.0", "kind": "Job", "image": "python:3.11-slim",
-        "command": ["python", "-c"], "args_schema": {"type": "object"}}))
+        "name": unique("python"), "version": "1.0.0", "kind": "job", "image": "python:3.11-slim",
+        "command": ["python", "-c"],
+        "args_schema": {"type": "object", "properties": {
+            "epochs": {"type": "integer", "minimum": 1, "maximum": 100, "default": 3},
+            "optimizer": {"type": "string", "enum": ["sgd", "adam"], "default": "adam"}}},
+        "default_resources": {"cpu": "1", "memory": "1Gi"}, "max_resources": {"cpu": "4", "memory": "8Gi", "gpu": 0}}))
     image = created(admin.post("/api/v1/image/", json={"repository": "registry.local/team/base", "tag": unique("v")}))
     return {"cluster": cluster["id"], "resource_group": group["id"], "job_template": template["id"],
             "image": image["id"]}

@@ -8,7 +8,9 @@ from marshmallow import ValidationError, fields, post_load, validate, validates_
 
 from ..extensions import db
 from ..models import Cluster, ClusterKind, Project, Quota, ResourceGroup, Task
-from ..quantity import cpu_millicores, format_cpu, format_memory, memory_bytes
+from decimal import Decimal
+
+from ..rendering.quantity import format_cpu, format_memory, parse_quantity
 from .base import Ref, ResourceApi
 from .errors import ApiError
 from .fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
@@ -24,15 +26,15 @@ class CapacityFields(StrictSchema):
     @post_load
     def canonical(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         if "cpu" in data:
-            data["cpu_millicores"] = cpu_millicores(data.pop("cpu"))
+            data["cpu_millicores"] = int(parse_quantity(data.pop("cpu")) * 1000)
         if "memory" in data:
-            data["memory_bytes"] = memory_bytes(data.pop("memory"))
+            data["memory_bytes"] = int(parse_quantity(data.pop("memory")))
         return data
 
 
 def present_capacity(out: dict[str, Any], obj: Any) -> dict[str, Any]:
-    out["cpu"] = format_cpu(obj.cpu_millicores)
-    out["memory"] = format_memory(obj.memory_bytes)
+    out["cpu"] = format_cpu(Decimal(obj.cpu_millicores) / 1000)
+    out["memory"] = format_memory(Decimal(obj.memory_bytes))
     return out
 
 

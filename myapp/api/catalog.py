@@ -1,14 +1,17 @@
 """Images and job templates: every user reads the catalog, admins add to it."""
 from __future__ import annotations
 
-from marshmallow import fields, validate
+from typing import Any
+
+from marshmallow import ValidationError, fields, validate, validates
+
+from ..rendering.args import SchemaError, check_property
+from ..rendering.kinds import KINDS
 
 from ..models import Image, JobTemplate
 from .base import ResourceApi
 from .fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
 
-KINDS = ["Job", "PyTorchJob", "TFJob", "XGBoostJob", "MPIJob", "VolcanoJob", "ImageBuild",
-         "ModelRegister", "Deployment", "Notebook"]
 
 
 class ImageSchema(StrictSchema):
@@ -35,13 +38,24 @@ class JobTemplateSchema(StrictSchema):
         r"^[0-9A-Za-z][0-9A-Za-z.+-]{0,31}$", error="must be a version such as 1.0.0"))
     description = fields.String(validate=validate.Length(max=10_000))
     category = DnsLabel()
-    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    kind = fields.String(required=True, validate=validate.OneOf(sorted(KINDS)))
     image = fields.String(required=True, validate=validate.Length(1, 512))
     command = fields.List(fields.String())
     args_schema = fields.Dict()
     default_resources = fields.Nested(ResourcesSchema)
     max_resources = fields.Nested(ResourcesSchema)
     env = StringMap()
+
+    @validates("args_schema")
+    def valid_args_schema(self, value: dict[str, Any], **_: Any) -> None:
+        properties = value.get("properties", {})
+        if not isinstance(properties, dict):
+            raise ValidationError("properties must be a mapping of argument name to schema")
+        try:
+            for name, prop in properties.items():
+                check_property(name, prop)
+        except SchemaError as exc:
+            raise ValidationError(f"{exc.field}: {exc.reason}") from exc
 
 
 class JobTemplateApi(ResourceApi):

@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from ..quantity import parse_quantity
+from ..rendering.quantity import parse_quantity
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -32,9 +32,11 @@ class Quantity(fields.String):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise ValidationError("must be a quantity string such as 500m, 2 or 4Gi")
         try:
-            parse_quantity(value)
+            amount = parse_quantity(value)
         except ValueError as exc:
             raise ValidationError(str(exc)) from exc
+        if amount < 0:
+            raise ValidationError("must not be negative")
         return str(value)
 
 

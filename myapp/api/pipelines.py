@@ -10,6 +10,8 @@ from croniter import croniter
 from marshmallow import ValidationError, fields, validate, validates
 
 from ..extensions import db
+from ..rendering import ArgumentError, validate_args
+from ..rendering.quantity import resolve_resources
 from ..models import (
     ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ResourceGroup, Task,
     TaskRun, TriggerRule,
@@ -84,6 +86,16 @@ class TaskApi(ResourceApi):
     }
     filters = ("pipeline_id", "name", "template_id")
     orders = ("id", "name")
+
+    def before_save(self, obj: Task, data: dict, creating: bool) -> None:
+        """Arguments and resources must fit the template now, not fail at run time."""
+        template = db.session.get(JobTemplate, obj.template_id)
+        try:
+            validate_args(template.args_schema, obj.args or {})
+            resolve_resources(template.default_resources, template.max_resources, obj.resources or None)
+        except ArgumentError as exc:
+            field = exc.field if exc.field.startswith("resources") else f"args.{exc.field}"
+            raise FieldError(field, exc.reason) from exc
 
 
 def find_cycle(edges: list[tuple[int, int]]) -> bool:

@@ -1,0 +1,69 @@
+"""Horovod (PyTorch) training on the digits dataset, started by mpirun from the Launcher.
+
+Each MPI rank trains on its shard; hvd.DistributedOptimizer all-reduces gradients.
+Rank 0 prints the test accuracy and saves the model.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import horovod.torch as hvd
+import torch
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from torch import nn
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--output-path", default="/mnt/output/horovod-model.pt")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    hvd.init()
+    torch.manual_seed(42)
+    features, labels = load_digits(return_X_y=True)
+    x_train, x_test, y_train, y_test = train_test_split(
+        features / 16.0, labels, test_size=0.2, random_state=42, stratify=labels)
+    x_train = torch.tensor(x_train[hvd.rank()::hvd.size()], dtype=torch.float32)
+    y_train = torch.tensor(y_train[hvd.rank()::hvd.size()], dtype=torch.long)
+
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    # Scale the learning rate with the number of ranks, as Horovod recommends.
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * hvd.size(), momentum=0.9)
+    optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    hvd.broadcast_optimizer_state(optimizer, root_rank=0)
+    loss_fn = nn.CrossEntropyLoss()
+
+    for epoch in range(args.epochs):
+        permutation = torch.randperm(len(x_train))
+        for start in range(0, len(x_train), args.batch_size):
+            index = permutation[start:start + args.batch_size]
+            optimizer.zero_grad()
+            loss = loss_fn(model(x_train[index]), y_train[index])
+            loss.backward()
+            optimizer.step()
+        average = hvd.allreduce(loss.detach(), name="loss")
+        if hvd.rank() == 0:
+            print(f"epoch {epoch + 1}/{args.epochs} loss {average.item():.4f}", flush=True)
+
+    if hvd.rank() == 0:
+        with torch.no_grad():
+            predictions = model(torch.tensor(x_test, dtype=torch.float32)).argmax(dim=1)
+        accuracy = (predictions == torch.tensor(y_test)).float().mean().item()
+        print(f"test accuracy: {accuracy:.4f}", flush=True)
+        output = Path(args.output_path)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(model.state_dict(), output)
+        print(f"model saved to {output}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Train a small MLP on scikit-learn's digits dataset with torch DistributedDataParallel.
+
+The training-operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every replica;
+without them (a local run) this falls back to a single process. The gloo backend works on
+CPU-only nodes. Rank 0 prints the test accuracy and saves the model's state_dict.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--output-path", default="/mnt/output/model.pt")
+    return parser.parse_args(argv)
+
+
+def init_distributed() -> tuple[int, int]:
+    if "WORLD_SIZE" not in os.environ:  # local run: a world of one
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29500", WORLD_SIZE="1", RANK="0")
+    dist.init_process_group(backend="gloo", init_method="env://")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def load_data(seed: int) -> tuple[TensorDataset, TensorDataset]:
+    features, labels = load_digits(return_X_y=True)
+    features = features / 16.0  # pixel intensities are 0..16
+    x_train, x_test, y_train, y_test = train_test_split(
+        features, labels, test_size=0.2, random_state=seed, stratify=labels)
+
+    def tensors(x, y):
+        return TensorDataset(torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.long))
+
+    return tensors(x_train, y_train), tensors(x_test, y_test)
+
+
+def main(argv: list[str] | None = None) -> float:
+    args = parse_args(argv)
+    rank, world = init_distributed()
+    torch.manual_seed(args.seed)  # same initial weights everywhere (DDP also broadcasts them)
+    train, test = load_data(args.seed)
+    sampler = DistributedSampler(train, num_replicas=world, rank=rank, shuffle=True, seed=args.seed)
+    loader = DataLoader(train, batch_size=args.batch_size, sampler=sampler)
+    model = DistributedDataParallel(nn.Sequential(
+        nn.Linear(64, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)  # a different shuffle per epoch, consistent across ranks
+        model.train()
+        total = torch.zeros(2)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()  # DDP all-reduces the gradients here
+            optimizer.step()
+            total += torch.tensor([loss.item() * len(y), len(y)])
+        dist.all_reduce(total)
+        if rank == 0:
+            print(f"epoch {epoch + 1}/{args.epochs} loss {total[0] / total[1]:.4f}", flush=True)
+
+    model.eval()
+    with torch.no_grad():
+        x_test, y_test = test.tensors
+        accuracy = (model.module(x_test).argmax(dim=1) == y_test).float().mean().item()
+    if rank == 0:
+        print(f"test accuracy: {accuracy:.4f}", flush=True)
+        output = Path(args.output_path)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(model.module.state_dict(), output)
+        print(f"model saved to {output}", flush=True)
+    dist.destroy_process_group()
+    return accuracy
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""What a render needs to know about where and for whom the task runs.
+
+Plain frozen dataclasses so the API / scheduler can build them from SQL rows without
+importing Flask or SQLAlchemy here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from .errors import ContextError
+from .names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_key
+
+# A project's pods must run as the project's own service account. These names are either
+# the namespace default (shared by everything in the namespace) or conventionally bound to
+# cluster-wide admin roles, so a render that asks for them is refused.
+FORBIDDEN_SERVICE_ACCOUNTS = frozenset({"default", "admin", "cluster-admin", "root"})
+_ADMIN_LIKE = re.compile(r"(^|[-.])(cluster-admin|admin|root)([-.]|$)")
+MAX_IDENTITY = 253
+_TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
+
+
+@dataclass(frozen=True)
+class ResourceGroup:
+    """A pool of nodes (e.g. a GPU partition) a project may schedule onto."""
+
+    name: str
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: Sequence[Mapping[str, object]] = ()
+    gpu_type: str | None = None
+    queue: str = "default"
+    gang_scheduling: bool = False
+
+
+@dataclass(frozen=True)
+class RenderContext:
+    """Identity of one task attempt. ``run_id`` may be an int (SQL id) or a string."""
+
+    project: str
+    namespace: str
+    pipeline: str = ""
+    run_id: str | int = ""
+    task: str = ""
+    attempt: int = 1
+    service_account: str = ""
+    resource_group: ResourceGroup | None = None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        return False
+    return True
+
+
+def is_forbidden_service_account(name: str) -> bool:
+    return name in FORBIDDEN_SERVICE_ACCOUNTS or _ADMIN_LIKE.search(name) is not None
+
+
+def check_context(ctx: RenderContext) -> None:
+    """Raise ContextError unless ``ctx`` can be rendered safely."""
+    if not isinstance(ctx, RenderContext):
+        raise ContextError("ctx", f"expected RenderContext, got {type(ctx).__name__}")
+    for name in ("project", "pipeline", "task", "run_id"):
+        value = getattr(ctx, name)
+        if name == "run_id" and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if not isinstance(value, str):
+            raise ContextError(name, "must be a string" + (" or an integer" if name == "run_id" else ""))
+        # These end up in env values and (sanitised) labels: keep them plain text.
+        if len(value) > MAX_IDENTITY or "\x00" in value or not _encodable(value):
+            raise ContextError(name, f"must be at most {MAX_IDENTITY} characters of valid text without NUL")
+    if not ctx.project:
+        raise ContextError("project", "is required")
+    if not is_dns1123_label(ctx.namespace):
+        raise ContextError("namespace", f"{ctx.namespace!r} is not a DNS-1123 label")
+    if not isinstance(ctx.attempt, int) or isinstance(ctx.attempt, bool) or ctx.attempt < 1:
+        raise ContextError("attempt", "must be an integer >= 1")
+    _check_service_account(ctx.service_account)
+    if ctx.resource_group is not None:
+        _check_resource_group(ctx.resource_group)
+
+
+def _check_service_account(name: object) -> None:
+    if not name:
+        raise ContextError("service_account", "is required (the project's service account)")
+    if not is_dns1123_subdomain(name):
+        raise ContextError("service_account", f"{name!r} is not a valid service account name")
+    if is_forbidden_service_account(name):
+        raise ContextError("service_account", f"{name!r} is a shared/admin account; use the project's own")
+
+
+def _check_resource_group(group: ResourceGroup) -> None:
+    if not isinstance(group, ResourceGroup):
+        raise ContextError("resource_group", f"expected ResourceGroup, got {type(group).__name__}")
+    for key, value in dict(group.node_selector).items():
+        if not is_qualified_key(key) or not is_label_value(value):
+            raise ContextError("resource_group.node_selector", f"invalid node label {key!r}={value!r}")
+    for index, toleration in enumerate(group.tolerations):
+        where = f"resource_group.tolerations[{index}]"
+        if not isinstance(toleration, Mapping) or not set(toleration) <= _TOLERATION_KEYS:
+            raise ContextError(where, f"must be a mapping with keys among {sorted(_TOLERATION_KEYS)}")
+        if toleration.get("operator", "Equal") not in ("Equal", "Exists"):
+            raise ContextError(where, "operator must be Equal or Exists")
+        if toleration.get("effect", "") not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ContextError(where, "effect must be NoSchedule, PreferNoSchedule or NoExecute")
+    if group.gpu_type is not None and (not group.gpu_type or not is_label_value(group.gpu_type)):
+        raise ContextError("resource_group.gpu_type", f"{group.gpu_type!r} is not a valid node label value")
+    if not is_dns1123_subdomain(group.queue):
+        raise ContextError("resource_group.queue", f"{group.queue!r} is not a valid volcano queue name")
+    if not isinstance(group.gang_scheduling, bool):
+        raise ContextError("resource_group.gang_scheduling", "must be a boolean")

@@ -1,0 +1,148 @@
+"""Cross-cutting policy applied to every rendered object and pod template.
+
+Kind templates only describe structure; this module is the single place that decides
+labels, the env contract, service account, node placement and gang scheduling, so no
+kind can forget one of them. All functions are pure (they mutate only the dicts given).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Mapping, NamedTuple
+
+from .context import RenderContext
+from .names import label_value
+from .quantity import GPU_RESOURCE
+
+MANAGED_BY = "myapp"
+JOB_NAME_LABEL = "myapp.io/job-name"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
+CONTRACT_ENV = ("MYAPP_PROJECT", "MYAPP_PIPELINE", "MYAPP_RUN_ID", "MYAPP_TASK", "MYAPP_ATTEMPT",
+                "MYAPP_CPU", "MYAPP_MEMORY", "MYAPP_GPU")
+SECRET_REF = re.compile(r"secret://([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/([-._a-zA-Z0-9]+)")
+# Replica-spec maps of the training-operator kinds.
+REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
+                 "XGBoostJob": "xgbReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
+
+
+class PodTemplate(NamedTuple):
+    template: dict[str, Any]
+    replicas: int
+    path: str  # dotted path of the template inside its object
+    has_metadata: bool  # False for Notebook: its CRD pod template has no metadata field
+
+
+def pod_templates(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    """Every pod template inside a manifest, whatever its kind."""
+    api, kind, spec = obj.get("apiVersion"), obj.get("kind"), obj.get("spec") or {}
+    if (api, kind) in (("batch/v1", "Job"), ("apps/v1", "Deployment")):
+        count = spec.get("parallelism" if kind == "Job" else "replicas", 1)
+        yield PodTemplate(spec["template"], count, "spec.template", True)
+    elif api == "kubeflow.org/v1" and kind in REPLICA_SPECS:
+        field = REPLICA_SPECS[kind]
+        for rtype, rspec in (spec.get(field) or {}).items():
+            yield PodTemplate(rspec["template"], rspec.get("replicas", 1), f"spec.{field}.{rtype}.template", True)
+    elif (api, kind) == ("batch.volcano.sh/v1alpha1", "Job"):
+        for index, task in enumerate(spec.get("tasks") or []):
+            yield PodTemplate(task["template"], task.get("replicas", 1), f"spec.tasks[{index}].template", True)
+    elif (api, kind) == ("kubeflow.org/v1", "Notebook"):
+        yield PodTemplate(spec["template"], 1, "spec.template", False)
+
+
+def containers(pod_spec: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for group in ("initContainers", "containers"):
+        for index, container in enumerate(pod_spec.get(group) or []):
+            yield f"{group}[{index}]", container
+
+
+def common_labels(ctx: RenderContext, template_name: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "myapp.io/project": label_value(ctx.project),
+        "myapp.io/pipeline": label_value(ctx.pipeline),
+        "myapp.io/run": label_value(ctx.run_id),
+        "myapp.io/task": label_value(ctx.task),
+        "myapp.io/template": label_value(template_name),
+    }
+
+
+def env_from_template(env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Template env as container env; ``secret://<secret>/<key>`` becomes a secretKeyRef."""
+    out = []
+    for name, value in env.items():
+        match = SECRET_REF.fullmatch(value)
+        if match:
+            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": match.group(1), "key": match.group(3)}}})
+        else:
+            out.append({"name": name, "value": value})
+    return out
+
+
+def contract_env(ctx: RenderContext, limits: Mapping[str, str]) -> list[dict[str, str]]:
+    values = (ctx.project, ctx.pipeline, str(ctx.run_id), ctx.task, str(ctx.attempt),
+              limits.get("cpu", ""), limits.get("memory", ""), limits.get(GPU_RESOURCE, "0"))
+    return [{"name": name, "value": value} for name, value in zip(CONTRACT_ENV, values, strict=True)]
+
+
+def _pod_gpus(pod_spec: Mapping[str, Any]) -> int:
+    return sum(int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for _, c in containers(pod_spec))
+
+
+def _affinity(obj_name: str, gpu_type: str | None, colocate: bool) -> dict[str, Any]:
+    affinity: dict[str, Any] = {}
+    if gpu_type:
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [gpu_type]}]}]}}
+    if colocate:
+        # Replicas of one job talk to each other constantly: prefer (not require) one node.
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 100,
+            "podAffinityTerm": {"labelSelector": {"matchLabels": {JOB_NAME_LABEL: obj_name}},
+                                "topologyKey": HOSTNAME_TOPOLOGY},
+        }]}
+    return affinity
+
+
+def apply_object_policy(obj: dict[str, Any], ctx: RenderContext, labels: Mapping[str, str]) -> None:
+    meta = obj.setdefault("metadata", {})
+    meta["namespace"] = ctx.namespace
+    meta["labels"] = {**(meta.get("labels") or {}), **labels}  # platform labels win
+
+
+def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, labels: Mapping[str, str],
+                     template_env: Mapping[str, str], *, batch: bool, colocate: bool, podgroup: bool) -> None:
+    """Labels, annotations, env contract, service account and placement for one pod template."""
+    name = obj["metadata"]["name"]
+    spec = pod.template.pop("spec", None) or {}
+    if pod.has_metadata:
+        meta = pod.template.setdefault("metadata", {})
+        meta["labels"] = {**(meta.get("labels") or {}), **labels, JOB_NAME_LABEL: name}
+        annotations = dict(meta.get("annotations") or {})
+        if batch:  # a sidecar would keep a finished Job's pod running forever
+            annotations[ISTIO_INJECT_ANNOTATION] = "false"
+        if podgroup:
+            annotations[GROUP_NAME_ANNOTATION] = name
+        if annotations:
+            meta["annotations"] = annotations
+    pod.template["spec"] = spec  # re-inserted so metadata reads first in the YAML
+    spec["serviceAccountName"] = ctx.service_account
+    if podgroup:
+        spec["schedulerName"] = "volcano"
+    group = ctx.resource_group
+    gpus = _pod_gpus(spec)
+    if group and group.node_selector:
+        spec["nodeSelector"] = {**dict(group.node_selector), **(spec.get("nodeSelector") or {})}
+    tolerations = [dict(t) for t in group.tolerations] if group else []
+    if gpus:  # GPU nodes are conventionally tainted nvidia.com/gpu:NoSchedule
+        tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
+    if tolerations:
+        spec["tolerations"] = tolerations
+    affinity = _affinity(name, group.gpu_type if group and gpus else None, colocate)
+    if affinity:
+        spec["affinity"] = affinity
+    for _, container in containers(spec):
+        limits = container.get("resources", {}).get("limits", {})
+        own_env = list(container.get("env") or [])  # kind-specific, e.g. the notebook's NB_PREFIX
+        container["env"] = contract_env(ctx, limits) + env_from_template(template_env) + own_env
