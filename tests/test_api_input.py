@@ -135,6 +135,13 @@ def test_task_args_and_resources_are_checked_against_the_template(admin, user, p
     assert user.get("/api/v1/task/", query_string={"pipeline_id": pipe["id"]}).get_json()["count"] == 0
     task = created(user.post("/api/v1/task/", json=base | {"args": {"epochs": 5}, "resources": {"cpu": "2"}}))
     assert task["args"] == {"epochs": 5}
+    preview = user.get(f"/api/v1/task/{task['id']}/manifests")
+    assert preview.status_code == 200, preview.get_json()
+    job = preview.get_json()["items"][0]
+    assert job["kind"] == "Job" and job["metadata"]["namespace"] == project["namespace"]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["resources"]["limits"]["cpu"] == "2"
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == project["service_account"]
     resp = user.put(f"/api/v1/task/{task['id']}", json={"args": {"epochs": 0}})
     assert resp.status_code == 400 and "args.epochs" in errors_of(resp)
     assert user.get(f"/api/v1/task/{task['id']}").get_json()["args"] == {"epochs": 5}

@@ -46,9 +46,9 @@ def test_init_then_run_then_ctrl_c(tmp_path):
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
-                if requests.get(f"{base}/health", timeout=2).status_code == 200:
+                if requests.get(f"{base}/health", timeout=5).status_code == 200:
                     break
-            except requests.ConnectionError:
+            except requests.RequestException:  # not listening yet, or still starting
                 time.sleep(0.5)
         else:
             raise AssertionError("web never became healthy")

@@ -7,10 +7,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from croniter import croniter
+from flask import jsonify
 from marshmallow import ValidationError, fields, validate, validates
 
 from ..extensions import db
-from ..rendering import ArgumentError, validate_args
+from ..rendering import ArgumentError, RenderError, validate_args
 from ..rendering.quantity import resolve_resources
 from ..models import (
     ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ResourceGroup, Task,
@@ -19,6 +20,7 @@ from ..models import (
 from .base import Ref, ResourceApi
 from .errors import ApiError, FieldError
 from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from .routing import route
 from .scope import current_user
 
 
@@ -96,6 +98,16 @@ class TaskApi(ResourceApi):
         except ArgumentError as exc:
             field = exc.field if exc.field.startswith("resources") else f"args.{exc.field}"
             raise FieldError(field, exc.reason) from exc
+
+    @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated")
+    def manifests(self, pk: int):
+        from ..task_manifests import render_task
+
+        task = self.load(pk)
+        try:
+            return jsonify(items=render_task(task))
+        except RenderError as exc:
+            raise ApiError(f"cannot render task {task.name}: {exc}", status=422) from exc
 
 
 def find_cycle(edges: list[tuple[int, int]]) -> bool:

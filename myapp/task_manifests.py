@@ -1,0 +1,35 @@
+"""From SQL rows to the plain data rendering takes: one place, used by preview and submission."""
+from __future__ import annotations
+
+from typing import Any
+
+from .extensions import db
+from .models import JobTemplate, Pipeline, Project, ResourceGroup, Task
+from .rendering import RenderContext, render
+from .rendering import ResourceGroup as GroupSpec
+
+TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
+                 "default_resources", "max_resources", "env")
+
+
+def template_data(template: JobTemplate) -> dict[str, Any]:
+    return {key: getattr(template, key) for key in TEMPLATE_KEYS}
+
+
+def group_spec(group: ResourceGroup | None) -> GroupSpec | None:
+    if group is None:
+        return None
+    return GroupSpec(name=group.name, node_selector=dict(group.node_selector), tolerations=tuple(group.tolerations),
+                     gpu_type=group.gpu_type, queue=group.queue or "default", gang_scheduling=group.gang_scheduling)
+
+
+def render_task(task: Task, run_id: str | int = "", attempt: int = 1) -> list[dict[str, Any]]:
+    """The exact manifests this task attempt submits (pure given the rows it reads)."""
+    project = db.session.get(Project, task.project_id)
+    pipeline = db.session.get(Pipeline, task.pipeline_id)
+    template = db.session.get(JobTemplate, task.template_id)
+    group = db.session.get(ResourceGroup, task.resource_group_id) if task.resource_group_id else None
+    ctx = RenderContext(project=project.name, namespace=project.namespace, pipeline=pipeline.name, run_id=run_id,
+                        task=task.name, attempt=attempt, service_account=project.service_account,
+                        resource_group=group_spec(group))
+    return render(template_data(template), task.args, ctx, task.resources or None)
