@@ -98,6 +98,16 @@ def beat() -> None:
     os.execv(sys.executable, _celery_cmd("beat", "-l", "info"))
 
 
+def _die_with_parent() -> None:
+    """Linux: a child gets SIGTERM if `myapp run` itself is killed, so nothing is orphaned."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def _wait_ready(url: str, procs: list[subprocess.Popen], timeout: float = 60) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -150,7 +160,7 @@ def run(host: str, port: int, web_workers: int) -> None:
     try:
         for name, cmd in commands.items():
             # Own process groups: the terminal's Ctrl-C reaches us once and we stop children in order.
-            procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+            procs.append(subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent))
         if _wait_ready(f"http://{host}:{port}/health", procs):
             click.secho(f"\nThe platform is running at {env['MYAPP_BASE_URL']}/", fg="green", bold=True)
             click.echo("Log in as the admin user printed by `myapp init`. Ctrl-C stops everything.\n")

@@ -69,3 +69,23 @@ def test_init_then_run_then_ctrl_c(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_children_stop_when_run_is_killed(tmp_path):
+    """Even SIGKILL on `myapp run` leaves no web, worker or beat behind."""
+    env = cli_env(tmp_path)
+    assert subprocess.run([*MYAPP, "db", "upgrade"], env=env, capture_output=True, timeout=120).returncode == 0
+    proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--web-workers", "1"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    children: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(children) < 3:
+        time.sleep(0.5)
+        children = psutil.Process(proc.pid).children()
+    assert len(children) == 3
+    proc.kill()
+    proc.wait()
+    gone, alive = psutil.wait_procs(children, timeout=30)
+    for child in alive:
+        child.kill()
+    assert not alive
