@@ -61,7 +61,10 @@ def route(
             try:
                 check_csrf()
                 response = f(self, **kwargs)
-                db.session.commit()
+                if request.method in SAFE_METHODS:
+                    db.session.rollback()  # reads wrote nothing; ending them is cheaper than a commit
+                else:
+                    db.session.commit()
                 return response
             except ApiError as exc:
                 db.session.rollback()

@@ -61,6 +61,7 @@ class PipelineRun(IdMixin, _Stateful, Model):
         project_fk("pipeline"),
         sa.Index("ix_pipeline_run_project_id_id", "project_id", "id"),
         sa.Index("ix_pipeline_run_pipeline_state", "pipeline_id", "state"),
+        sa.Index("ix_pipeline_run_project_state_id", "project_id", "state", "id"),
     )
     _transitions = RUN_TRANSITIONS
     _terminal = RUN_TERMINAL
@@ -96,6 +97,8 @@ class TaskRun(IdMixin, _Stateful, Model):
             ondelete="CASCADE",
         ),
         sa.Index("ix_task_run_project_id_id", "project_id", "id"),
+        # Lists filtered by state (and their counts) stay index-only at 100k+ rows.
+        sa.Index("ix_task_run_project_state_id", "project_id", "state", "id"),
     )
     _transitions = TASK_TRANSITIONS
     _terminal = TASK_TERMINAL
