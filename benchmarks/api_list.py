@@ -1,0 +1,340 @@
+#!/usr/bin/env python
+"""Latency of the paged list APIs on PostgreSQL with 10,000 pipelines and 100,000 task runs.
+
+Creates a throw-away database, migrates and seeds it, starts the real gunicorn server,
+logs in as a project member (non-admin: the project-scoped path) and drives N concurrent
+keep-alive clients against /api/v1/{pipeline,pipeline_run,task_run}/ for a bounded time.
+Prints p50/p95/p99 per endpoint against the 50 ms p95 target, with two baselines from
+the same run: /health under the same load (server floor) and the raw SQL of each list.
+
+    .venv/bin/python benchmarks/api_list.py [--seconds 20] [--clients 20] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import os
+import random
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import psycopg
+import requests
+
+TARGET_P95_MS = 50.0
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+RUN_STATES = ["succeeded"] * 7 + ["failed", "cancelled", "running"]
+TASK_STATES = ["succeeded"] * 7 + ["failed", "upstream_failed", "skipped"]
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pipelines", type=int, default=10_000)
+    p.add_argument("--task-runs", type=int, default=100_000, help="2 per pipeline run")
+    p.add_argument("--projects", type=int, default=10, help="projects the data is spread over")
+    p.add_argument("--member-of", type=int, default=2, help="of which the benchmark user is a developer in")
+    p.add_argument("--clients", type=int, default=20)
+    p.add_argument("--seconds", type=float, default=20.0, help="measured time per phase")
+    p.add_argument("--max-requests", type=int, default=200_000, help="hard cap per phase")
+    p.add_argument("--web-workers", type=int, default=2)
+    p.add_argument("--threads", type=int, default=4, help="gunicorn gthread threads per worker")
+    p.add_argument("--app", default="myapp.wsgi:app", help="WSGI app to serve (A/B-test a patched entry point)")
+    p.add_argument("--pg", default=os.environ.get("MYAPP_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
+                   help="admin URL of the server the database is created on")
+    p.add_argument("--keep", action="store_true", help="keep the database and the instance folder")
+    return p.parse_args()
+
+
+def admin_sql(pg: str, sql: str) -> None:
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def seed(args: argparse.Namespace) -> dict:
+    """Migrate, sync roles, create the user and bulk-insert the rows. Returns ids and credentials."""
+    import sqlalchemy as sa
+
+    from myapp.app import create_app
+    from myapp.extensions import db
+    from myapp.migrate import upgrade
+    from myapp.models import JobTemplate, Pipeline, PipelineRun, Project, ProjectMember, Task, TaskRun
+    from myapp.setup_data import create_user, sync_roles
+
+    logging.getLogger("flask_appbuilder").setLevel(logging.ERROR)  # startup chatter
+    rnd = random.Random(42)
+    app = create_app()
+    with app.app_context():
+        upgrade()
+        sync_roles()
+        password = secrets.token_urlsafe(16)
+        user = create_user("bench", password)
+        template = JobTemplate(name="train", version="1", kind="Job", image="python:3.11-slim",
+                               command=["python", "-c", "print(1)"])
+        projects = [Project(name=f"proj-{i}", namespace=f"proj-{i}") for i in range(args.projects)]
+        db.session.add_all([template, *projects])
+        db.session.flush()
+        pids = [p.id for p in projects]
+        member = pids[:args.member_of]
+        db.session.add_all(ProjectMember(project_id=pid, user_id=user.id, role="developer") for pid in member)
+
+        t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+        pipelines = [dict(id=i + 1, project_id=pids[i % len(pids)], name=f"pipeline-{i}",
+                          parameters={"lr": "0.01"}, created_by_id=user.id,
+                          created_at=t0 + dt.timedelta(minutes=i), updated_at=t0 + dt.timedelta(minutes=i))
+                     for i in range(args.pipelines)]
+        tasks = [dict(id=2 * i + k + 1, project_id=p["project_id"], pipeline_id=p["id"], name=name,
+                      template_id=template.id, args={"epochs": 3}, resources={"cpu": "1", "memory": "2Gi"})
+                 for i, p in enumerate(pipelines) for k, name in enumerate(("train", "evaluate"))]
+        runs, task_runs = [], []
+        for j in range(args.task_runs // 2):
+            p = pipelines[j % len(pipelines)]
+            created = t0 + dt.timedelta(seconds=30 * j)
+            state = rnd.choice(RUN_STATES)
+            runs.append(dict(id=j + 1, project_id=p["project_id"], pipeline_id=p["id"], run_key=f"run-{j}",
+                             state=state, trigger="schedule", params={}, created_by_id=user.id,
+                             created_at=created, started_at=created,
+                             finished_at=None if state == "running" else created + dt.timedelta(minutes=5)))
+            for k in range(2):
+                task_id = 2 * (p["id"] - 1) + k + 1
+                tstate = "running" if state == "running" else rnd.choice(TASK_STATES)
+                task_runs.append(dict(
+                    id=2 * j + k + 1, project_id=p["project_id"], pipeline_run_id=j + 1, task_id=task_id,
+                    attempt=1, state=tstate, backend="kubernetes", exit_code=0 if tstate == "succeeded" else None,
+                    manifests=[{"apiVersion": "batch/v1", "kind": "Job",
+                                "metadata": {"name": f"run-{j}-{k}", "namespace": f"proj-{p['project_id']}"},
+                                "spec": {"backoffLimit": 0, "template": {"spec": {"containers": [
+                                    {"name": "main", "image": "python:3.11-slim", "args": ["--epochs", "3"]}]}}}}],
+                    created_at=created, submitted_at=created, started_at=created,
+                    finished_at=None if tstate == "running" else created + dt.timedelta(minutes=4)))
+        for model, rows in ((Pipeline, pipelines), (Task, tasks), (PipelineRun, runs), (TaskRun, task_runs)):
+            for i in range(0, len(rows), 5000):  # executemany -> multi-row INSERTs (insertmanyvalues)
+                db.session.execute(sa.insert(model), rows[i:i + 5000])
+            table = model.__tablename__  # explicit ids: move the sequence past them
+            db.session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                                       f"(SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"))
+        db.session.commit()
+        db.engine.dispose()
+    admin_sql(os.environ["DATABASE_URL"], "VACUUM ANALYZE")  # steady state: what autovacuum leaves behind
+    return {"username": "bench", "password": password, "member": member}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
+           "--threads", str(args.threads), "--worker-class", "gthread", args.app]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=log.open("w"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"gunicorn exited with {proc.returncode}; see {log}")
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.3)
+    proc.terminate()
+    sys.exit(f"gunicorn not healthy after 60 s; see {log}")
+
+
+def endpoints(ids: dict) -> dict[str, str]:
+    """name -> path (without page); filtered variants use a project the user belongs to."""
+    mine = ids["member"][0]
+    return {
+        "pipeline": "/api/v1/pipeline/?page_size=25",
+        "pipeline?project_id": f"/api/v1/pipeline/?page_size=25&project_id={mine}",
+        "pipeline_run": "/api/v1/pipeline_run/?page_size=25",
+        "pipeline_run?state": "/api/v1/pipeline_run/?page_size=25&state=succeeded",
+        "task_run": "/api/v1/task_run/?page_size=25",
+        "task_run?state": "/api/v1/task_run/?page_size=25&state=succeeded",
+        "task_run?project_id": f"/api/v1/task_run/?page_size=25&project_id={mine}",
+    }
+
+
+def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: float, cap: int) -> dict:
+    """Closed loop: each client sends its next request when the last one answered."""
+    samples: dict[str, list[float]] = {name: [] for name in paths}
+    errors: list[str] = []
+    lock = threading.Lock()
+    budget = [cap]
+    deadline = time.monotonic() + seconds
+    names = list(paths)
+
+    def client(seed: int) -> None:
+        rnd = random.Random(seed)
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {token}"
+        mine: dict[str, list[float]] = {name: [] for name in paths}
+        while time.monotonic() < deadline:
+            with lock:
+                if budget[0] <= 0:
+                    break
+                budget[0] -= 1
+            name = rnd.choice(names)
+            url = base + paths[name] + (f"&page={rnd.randrange(20)}" if "page_size" in paths[name] else "")
+            start = time.perf_counter()
+            resp = session.get(url, timeout=30)
+            elapsed = (time.perf_counter() - start) * 1000
+            if resp.status_code != 200:
+                with lock:
+                    errors.append(f"{name}: {resp.status_code} {resp.text[:200]}")
+                continue
+            mine[name].append(elapsed)
+        with lock:
+            for name, values in mine.items():
+                samples[name].extend(values)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    began, cpu = time.monotonic(), time.process_time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - began
+    return {"samples": samples, "errors": errors, "wall": wall, "client_cpu": (time.process_time() - cpu) / wall}
+
+
+def cpu_seconds(server_pid: int) -> tuple[float, float]:
+    """(whole machine busy CPU s, CPU s of this process + gunicorn + postgres): the rest is other work."""
+    t = psutil.cpu_times()
+    busy = t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+    server = psutil.Process(server_pid)
+    procs = [psutil.Process(), server, *server.children(recursive=True)]
+    procs += [p for p in psutil.process_iter(["name"]) if p.info["name"] in ("postgres", "postmaster")]
+    ours = 0.0
+    for proc in procs:
+        try:
+            t = proc.cpu_times()
+            ours += t.user + t.system
+        except psutil.Error:
+            pass
+    return busy, ours
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30) -> dict[str, float]:
+    """Median of count + page, the two statements get_list sends, on one direct connection."""
+    url = db_url.replace("postgresql+psycopg://", "postgresql://")
+    rnd = random.Random(1)
+    result = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name, path in paths.items():
+            table = path.split("/")[3]
+            where = [f"project_id IN ({', '.join(map(str, member))})"]
+            for arg in path.split("?", 1)[1].split("&"):
+                key, value = arg.split("=")
+                if key != "page_size":
+                    where.append(f"{key} = '{value}'")
+            cond = " AND ".join(where)
+            times = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                conn.execute(f"SELECT count(*) FROM (SELECT * FROM {table} WHERE {cond}) AS s").fetchall()
+                conn.execute(f"SELECT * FROM {table} WHERE {cond} ORDER BY id DESC LIMIT 25 "
+                             f"OFFSET {25 * rnd.randrange(20)}").fetchall()
+                times.append((time.perf_counter() - start) * 1000)
+            result[name] = pct(times, 50)
+    return result
+
+
+def report(load: dict, health: dict, sql: dict[str, float]) -> None:
+    def row(label: str, values: list[float], wall: float, sql_ms: str = "", verdict: str = "") -> None:
+        print(f"{label:<22}{len(values):>7}{len(values) / wall:>8.1f}{pct(values, 50):>8.1f}"
+              f"{pct(values, 95):>8.1f}{pct(values, 99):>8.1f}{sql_ms:>9}  {verdict}")
+
+    head = f"{'endpoint':<22}{'reqs':>7}{'req/s':>8}{'p50':>8}{'p95':>8}{'p99':>8}{'sql p50':>9}  p95<=50ms"
+    print(head + "\n" + "-" * len(head))
+    every = [v for values in load["samples"].values() for v in values]
+    for name, values in [*load["samples"].items(), ("ALL list endpoints", every)]:
+        met = "yes" if pct(values, 95) <= TARGET_P95_MS else "NO"
+        row(name, values, load["wall"], f"{sql[name]:.2f}" if name in sql else "", met)
+    hv = health["samples"]["/health"]
+    row("/health (baseline)", hv, health["wall"])
+    sql_median = pct(list(sql.values()), 50)
+    print(f"\nratios: list p95 / health p95 = {pct(every, 95) / pct(hv, 95):.1f}x; "
+          f"list p50 / health p50 = {pct(every, 50) / pct(hv, 50):.1f}x; "
+          f"list p50 / raw SQL p50 (median over endpoints, {sql_median:.2f} ms) = {pct(every, 50) / sql_median:.1f}x")
+    print(f"throughput: lists {len(every) / load['wall']:.0f} req/s vs /health {len(hv) / health['wall']:.0f} req/s "
+          f"(closed loop: p50 ~= clients / throughput); load generator CPU: {load['client_cpu']:.0%} "
+          f"of a core during lists, {health['client_cpu']:.0%} during /health")
+    verdict = "MET" if pct(every, 95) <= TARGET_P95_MS else "MISSED"
+    print(f"target p95 <= {TARGET_P95_MS:.0f} ms over all list requests: {verdict} ({pct(every, 95):.1f} ms)")
+    for phase in (load, health):
+        if phase["errors"]:
+            print(f"errors: {len(phase['errors'])}, first: {phase['errors'][0]}")
+
+
+def main() -> None:
+    args = parse_args()
+    name = f"myapp_bench_{uuid.uuid4().hex[:8]}"
+    home = Path(tempfile.mkdtemp(prefix="myapp-bench-"))
+    db_url = args.pg.rsplit("/", 1)[0] + f"/{name}"
+    os.environ.update(DATABASE_URL=db_url, MYAPP_HOME=str(home))
+    os.environ.pop("REDIS_URL", None)
+    admin_sql(args.pg, f'CREATE DATABASE "{name}"')
+    proc = None
+    try:
+        start = time.monotonic()
+        ids = seed(args)
+        print(f"database {name}: {args.pipelines} pipelines, {args.task_runs // 2} pipeline runs, "
+              f"{args.task_runs} task runs in {args.projects} projects, seeded in {time.monotonic() - start:.1f} s; "
+              f"user is developer in {len(ids['member'])}")
+        port = free_port()
+        proc = start_server(args, port, home / "gunicorn.log")
+        base = f"http://127.0.0.1:{port}"
+        login = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
+            "username": ids["username"], "password": ids["password"], "provider": "db"})
+        login.raise_for_status()
+        token = login.json()["access_token"]
+        paths = endpoints(ids)
+        warm = min(5.0, args.seconds / 2)
+        print(f"gunicorn: {args.web_workers} workers x {args.threads} threads; {args.clients} clients; "
+              f"warm-up {warm:.0f} s, then {args.seconds:.0f} s per phase; pages 0-19 of 25 rows; "
+              f"{os.cpu_count()} cpus")
+        drive(base, token, paths, args.clients, warm, args.max_requests)
+        cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
+        load = drive(base, token, paths, args.clients, args.seconds, args.max_requests)
+        health = drive(base, token, {"/health": "/health"}, args.clients, args.seconds, args.max_requests)
+        (busy1, ours1), wall = cpu_seconds(proc.pid), time.monotonic() - wall0
+        other = max(0.0, (busy1 - cpu0[0]) - (ours1 - cpu0[1])) / wall
+        sql = raw_sql_ms(db_url, paths, ids["member"])
+        print()
+        report(load, health, sql)
+        print(f"machine CPU during the measured phases: {(busy1 - cpu0[0]) / wall:.2f} of {os.cpu_count()} cores busy, "
+              f"{other:.2f} cores by other processes (not this benchmark, gunicorn or PostgreSQL)")
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if args.keep:
+            print(f"\nkept: DATABASE_URL={db_url} MYAPP_HOME={home}")
+        else:
+            admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
