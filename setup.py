@@ -21,6 +21,7 @@ INSTALL_REQUIRES = [
     "kubernetes-validate>=1.28",
     "kubernetes>=30",
     "psutil>=5.9,<8",
+    "Flask-Caching>=2.3,<3",
 ]
 
 TEST_REQUIRES = [

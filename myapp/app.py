@@ -7,13 +7,14 @@ import sqlalchemy as sa
 from flask import Flask
 
 from .config import build_config
-from .extensions import appbuilder, csrf, db
+from .extensions import appbuilder, cache, csrf, db
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     init_config(app, overrides)
     init_database(app)
+    init_cache(app)
     with app.app_context():
         init_security(app)
         init_api(app)
@@ -44,6 +45,10 @@ def _sqlite_pragmas(engine: sa.Engine) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.close()
+
+
+def init_cache(app: Flask) -> None:
+    cache.init_app(app)
 
 
 def init_security(app: Flask) -> None:

@@ -76,6 +76,14 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
     }
 
 
+def cache_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
+    """Shared by every process of the platform: Redis, or a folder when embedded."""
+    common = {"CACHE_DEFAULT_TIMEOUT": 300, "CACHE_KEY_PREFIX": "myapp:"}
+    if redis_url:
+        return {**common, "CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": redis_url}
+    return {**common, "CACHE_TYPE": "FileSystemCache", "CACHE_DIR": str(folder / "cache")}
+
+
 def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     overrides = dict(overrides or {})
     folder = Path(overrides.pop("INSTANCE_PATH", None) or instance_path())
@@ -92,6 +100,7 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
         "REDIS_URL": redis_url,
         "CELERY": celery_settings(folder, redis_url),
+        **cache_settings(folder, redis_url),
         "APP_NAME": "MyApp ML Platform",
         # Security: database auth, no self-registration, no default accounts.
         "AUTH_TYPE": AUTH_DB,

@@ -1,9 +1,11 @@
 """Process-wide extension objects, bound to the app in create_app (one FAB app per process)."""
 from flask_appbuilder import AppBuilder
 from flask_appbuilder.models.sqla.base import SQLA
+from flask_caching import Cache
 from flask_wtf.csrf import CSRFProtect
 
 db = SQLA()
 csrf = CSRFProtect()
+cache = Cache()
 # Permissions are synced by `myapp init`, not on every web start (Superset does the same).
 appbuilder = AppBuilder(update_perms=False)

@@ -70,3 +70,40 @@ def test_openapi_spec_is_served(user):
     assert "/api/v1/pipeline/{pk}" in spec["paths"]
     assert spec["paths"]["/api/v1/pipeline/"]["post"]["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/Pipeline"}
+
+
+def test_membership_changes_take_effect_at_once(make_user):
+    """Memberships are cached; every change drops the entry after its commit."""
+    owner, dev = make_user(), make_user()
+    pid = created(owner.post("/api/v1/project/", json={"name": unique("p")}))["id"]
+    assert dev.get(f"/api/v1/project/{pid}").status_code == 404  # now cached as "not a member"
+    member = created(owner.post(f"/api/v1/project/{pid}/members", json={"username": dev.username, "role": "viewer"}))
+    assert dev.get(f"/api/v1/project/{pid}").status_code == 200
+    assert dev.post("/api/v1/pipeline/", json={"project_id": pid, "name": "p"}).status_code == 403
+    owner.put(f"/api/v1/project/{pid}/members/{member['id']}", json={"role": "developer"})
+    assert dev.post("/api/v1/pipeline/", json={"project_id": pid, "name": "p"}).status_code == 201
+    assert owner.delete(f"/api/v1/project/{pid}/members/{member['id']}").status_code == 200
+    assert dev.get(f"/api/v1/project/{pid}").status_code == 404
+
+
+def test_cache_is_redis_when_configured(tmp_path):
+    import flask
+    from flask_caching import Cache
+
+    from conftest import REDIS_TEST_URL
+    from myapp.config import cache_settings
+
+    assert cache_settings(tmp_path, None)["CACHE_TYPE"] == "FileSystemCache"
+    settings = cache_settings(tmp_path, REDIS_TEST_URL)
+    assert settings["CACHE_TYPE"] == "RedisCache"
+    # Two processes' caches on the same Redis see each other's writes and deletes.
+    caches = []
+    for _ in range(2):
+        plain = flask.Flask("cache-check")
+        plain.config.update(settings)
+        caches.append(Cache(plain))
+    key = unique("k")
+    caches[0].set(key, {"1": "owner"})
+    assert caches[1].get(key) == {"1": "owner"}
+    caches[1].delete(key)
+    assert caches[0].get(key) is None

@@ -10,8 +10,8 @@ from ..models import Project, ProjectMember, ProjectRole, User
 from .base import ResourceApi
 from .errors import ApiError, FieldError, NotFound
 from .fields import DnsLabel, StrictSchema
-from .routing import json_body, route
-from .scope import current_user
+from .routing import json_body, on_commit, route
+from .scope import current_user, forget_memberships
 
 ROLES = [r.value for r in ProjectRole]
 
@@ -58,7 +58,13 @@ class ProjectApi(ResourceApi):
         return None
 
     def after_create(self, obj: Project) -> None:
-        db.session.add(ProjectMember(project_id=obj.id, user_id=current_user().id, role=ProjectRole.OWNER))
+        user_id = current_user().id
+        db.session.add(ProjectMember(project_id=obj.id, user_id=user_id, role=ProjectRole.OWNER))
+        on_commit(lambda: forget_memberships(user_id))
+
+    def before_delete(self, obj: Project) -> None:
+        user_ids = db.session.scalars(sa.select(ProjectMember.user_id).filter_by(project_id=obj.id)).all()
+        on_commit(lambda: forget_memberships(*user_ids))
 
     def _member(self, pk: int, member_id: int) -> ProjectMember:
         member = db.session.get(ProjectMember, member_id)
@@ -96,6 +102,7 @@ class ProjectApi(ResourceApi):
         member = ProjectMember(project_id=pk, user_id=user.id, role=ProjectRole(data["role"]))
         db.session.add(member)
         db.session.flush()
+        on_commit(lambda: forget_memberships(user.id))
         response = jsonify(present_member(member))
         response.status_code = 201
         return response
@@ -110,6 +117,8 @@ class ProjectApi(ResourceApi):
             raise FieldError("role", "a project keeps at least one owner")
         member.role = role
         db.session.flush()
+        user_id = member.user_id
+        on_commit(lambda: forget_memberships(user_id))
         return jsonify(present_member(member))
 
     @route("/<int:pk>/members/<int:member_id>", methods=("DELETE",), permission="write",
@@ -119,5 +128,7 @@ class ProjectApi(ResourceApi):
         member = self._member(pk, member_id)
         if member.role == ProjectRole.OWNER and not self._owners_left(pk, member.id):
             raise ApiError("a project keeps at least one owner", status=409)
+        user_id = member.user_id
         db.session.delete(member)
+        on_commit(lambda: forget_memberships(user_id))
         return jsonify(message=f"member {member_id} removed")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from flask import request
+from flask import g, request
 from flask_appbuilder.api import expose
 from flask_appbuilder.security.decorators import protect
 from flask_wtf.csrf import CSRFError
@@ -15,6 +15,12 @@ from ..extensions import csrf, db
 from .errors import ApiError, validation_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def on_commit(callback: Callable[[], None]) -> None:
+    """Run callback after this request's transaction commits (e.g. drop a cache entry):
+    dropping it before commit would let a concurrent request cache the old rows again."""
+    g.setdefault("_myapp_on_commit", []).append(callback)
 
 
 def check_csrf() -> None:
@@ -65,6 +71,8 @@ def route(
                     db.session.rollback()  # reads wrote nothing; ending them is cheaper than a commit
                 else:
                     db.session.commit()
+                    for callback in g.pop("_myapp_on_commit", []):
+                        callback()
                 return response
             except ApiError as exc:
                 db.session.rollback()

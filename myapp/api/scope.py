@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from flask import current_app, g
 
-from ..extensions import db
+from ..extensions import cache, db
 from ..models import Project, ProjectMember, ProjectRole
 from .errors import Forbidden, NotFound
 
@@ -23,15 +23,31 @@ def is_admin() -> bool:
     return g._myapp_is_admin
 
 
+MEMBERSHIP_TTL = 60  # seconds; a bound even if an invalidation were lost
+
+
+def _membership_key(user_id: int) -> str:
+    return f"memberships:{user_id}"
+
+
 def memberships() -> dict[int, ProjectRole]:
-    """{project_id: role} for the caller, read once per request."""
+    """{project_id: role} for the caller: once per request, from the shared cache when there."""
     if "_myapp_memberships" not in g:
         user = current_user()
-        rows = db.session.execute(
-            sa.select(ProjectMember.project_id, ProjectMember.role).where(ProjectMember.user_id == user.id)
-        ).all() if user else []
-        g._myapp_memberships = {pid: role for pid, role in rows}
+        cached = cache.get(_membership_key(user.id)) if user else {}
+        if cached is None:
+            rows = db.session.execute(
+                sa.select(ProjectMember.project_id, ProjectMember.role).where(ProjectMember.user_id == user.id)
+            ).all()
+            cached = {pid: role.value for pid, role in rows}
+            cache.set(_membership_key(user.id), cached, timeout=MEMBERSHIP_TTL)
+        g._myapp_memberships = {int(pid): ProjectRole(role) for pid, role in cached.items()}
     return g._myapp_memberships
+
+
+def forget_memberships(*user_ids: int) -> None:
+    """Call (through routing.on_commit) whenever someone's memberships change."""
+    cache.delete_many(*[_membership_key(uid) for uid in user_ids])
 
 
 def visible_project_ids() -> list[int] | None:
