@@ -45,7 +45,7 @@ class PlatformSecurityManager(SecurityManager):
 
     def get_user_by_id(self, pk):  # noqa: ANN001, ANN201
         """The user with roles and groups in one query: every request checks them."""
-        from sqlalchemy.orm import selectinload
+        from sqlalchemy.orm import joinedload
 
         return self.session.get(self.user_model, pk,
-                                options=[selectinload(self.user_model.roles), selectinload(self.user_model.groups)])
+                                options=[joinedload(self.user_model.roles), joinedload(self.user_model.groups)])

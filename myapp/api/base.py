@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -40,6 +41,11 @@ class Ref:
     same: str | None = None
 
 
+@functools.lru_cache(maxsize=None)
+def column_names(model: type) -> tuple[str, ...]:
+    return tuple(c.key for c in sa.inspect(model).column_attrs)
+
+
 def to_json_value(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
@@ -69,7 +75,7 @@ class ResourceApi(BaseApi):
 
     # ---- presentation -------------------------------------------------------------
     def present(self, obj: Any) -> dict[str, Any]:
-        cols = self.columns or tuple(c.key for c in sa.inspect(self.model).column_attrs)
+        cols = self.columns or column_names(self.model)
         return {c: to_json_value(getattr(obj, c)) for c in cols}
 
     # ---- scope ----------------------------------------------------------------------
@@ -242,7 +248,7 @@ class ResourceApi(BaseApi):
         frozen = [f for f in data if f in self.immutable or (self.parent and f == self.parent[0])]
         if frozen:
             raise FieldError(frozen[0], "cannot be changed after creation")
-        merged = {c.key: getattr(obj, c.key) for c in sa.inspect(self.model).column_attrs} | data
+        merged = {name: getattr(obj, name) for name in column_names(self.model)} | data
         self.check_refs(merged, self.project_of(obj) if self.scope == "project" else None)
         for key, value in data.items():
             setattr(obj, key, value)
