@@ -23,8 +23,11 @@ def group_spec(group: ResourceGroup | None) -> GroupSpec | None:
                      gpu_type=group.gpu_type, queue=group.queue or "default", gang_scheduling=group.gang_scheduling)
 
 
-def render_task(task: Task, run_id: str | int = "", attempt: int = 1) -> list[dict[str, Any]]:
-    """The exact manifests this task attempt submits (pure given the rows it reads)."""
+def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
+                args: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The exact manifests this task attempt submits (pure given the rows it reads).
+
+    args: the task's arguments after macro substitution (default: as stored)."""
     project = db.session.get(Project, task.project_id)
     pipeline = db.session.get(Pipeline, task.pipeline_id)
     template = db.session.get(JobTemplate, task.template_id)
@@ -32,4 +35,4 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1) -> list[di
     ctx = RenderContext(project=project.name, namespace=project.namespace, pipeline=pipeline.name, run_id=run_id,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group))
-    return render(template_data(template), task.args, ctx, task.resources or None)
+    return render(template_data(template), task.args if args is None else args, ctx, task.resources or None)

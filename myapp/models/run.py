@@ -80,6 +80,8 @@ class PipelineRun(IdMixin, _Stateful, Model):
     # The logical date ({{ ds }}) of scheduled and backfilled runs.
     logical_date: Mapped[dt.date | None] = mapped_column(sa.Date)
     params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    # Written first by every reconcile pass: the row lock that serializes controllers on one run.
+    reconciled_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
@@ -116,6 +118,8 @@ class TaskRun(IdMixin, _Stateful, Model):
     # The exact manifests submitted for this attempt (audit and run history).
     manifests: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)
     exit_code: Mapped[int | None] = mapped_column(sa.Integer)
+    # Where the backend runs it (myapp.backends.JobRef.as_dict()); set once submitted.
+    backend_ref: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))

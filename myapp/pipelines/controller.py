@@ -1,0 +1,201 @@
+"""The run controller: one idempotent reconcile pass per call, all state in SQL.
+
+Every pass starts by writing the run row (the lock that serializes controllers on one run,
+on PostgreSQL and SQLite alike) and holds it until its commit. A pass creates new attempts'
+rows with their manifests; the next pass submits them, so an attempt is committed before
+the backend sees it. Submission is idempotent per attempt (deterministic names), so a crash
+between submit and its commit re-submits and the backend adopts: each attempt runs once.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from ..backends import Backend, BackendError, JobRef
+from ..extensions import db
+from ..models import Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, Task, TaskRun, TaskState, utcnow
+from ..models.states import TASK_ACTIVE
+from ..rendering import RenderError
+from ..task_manifests import render_task
+from .dag import decide, retry_delay, run_outcome
+from .macros import macro_values, substitute
+
+log = logging.getLogger(__name__)
+MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
+
+BackendFor = Callable[[Task], Backend]
+
+
+class RunController:
+    def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow):
+        self.backend_for = backend_for
+        self.now = now
+
+    # ---- public ---------------------------------------------------------------------------
+    def reconcile(self, run_id: int) -> RunState | None:
+        """Drive the run as far as it can go now; returns its state (None if it does not exist)."""
+        for _ in range(MAX_PASSES):
+            if not self._pass(run_id):
+                break
+        run = db.session.get(PipelineRun, run_id)
+        state = run.state if run else None
+        db.session.commit()
+        return state
+
+    def cancel(self, run_id: int, reason: str = "cancelled by user") -> None:
+        run = self._lock(run_id)
+        if run is None or run.is_finished:
+            db.session.commit()
+            return
+        for attempt in self._attempts(run).values():
+            if attempt.is_finished:
+                continue
+            if attempt.backend_ref:
+                task = db.session.get(Task, attempt.task_id)
+                self.backend_for(task).cancel(JobRef.from_dict(attempt.backend_ref))
+            attempt.transition(TaskState.CANCELLED, reason, self.now())
+        run.transition(RunState.CANCELLED, reason, self.now())
+        db.session.commit()
+
+    # ---- one pass -------------------------------------------------------------------------
+    def _lock(self, run_id: int) -> PipelineRun | None:
+        db.session.execute(sa.update(PipelineRun).where(PipelineRun.id == run_id).values(reconciled_at=self.now()))
+        run = db.session.get(PipelineRun, run_id, populate_existing=True)
+        return run
+
+    def _attempts(self, run: PipelineRun) -> dict[int, TaskRun]:
+        """The latest attempt of each task of the run."""
+        rows = db.session.scalars(
+            sa.select(TaskRun).where(TaskRun.pipeline_run_id == run.id).order_by(TaskRun.attempt)
+        ).all()
+        return {row.task_id: row for row in rows}
+
+    def _pass(self, run_id: int) -> bool:
+        run = self._lock(run_id)
+        if run is None or run.is_finished:
+            db.session.commit()
+            return False
+        changed = False
+        if run.state == RunState.QUEUED:
+            run.transition(RunState.RUNNING, None, self.now())
+            changed = True
+        tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
+        edges = [tuple(e) for e in db.session.execute(
+            sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
+        attempts = self._attempts(run)
+
+        for attempt in list(attempts.values()):
+            task = tasks[attempt.task_id]
+            if attempt.state in TASK_ACTIVE:
+                changed |= self._poll(attempt, task)
+            elif attempt.state == TaskState.QUEUED:
+                changed |= self._submit(run, attempt, task)
+
+        final: dict[int, TaskState] = {}
+        started: set[int] = set()
+        for task_id, attempt in attempts.items():
+            task = tasks[task_id]
+            if attempt.state == TaskState.FAILED and attempt.attempt <= task.retries:
+                started.add(task_id)
+                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt))
+                if self.now() >= _aware(due):
+                    changed |= self._start(run, task, attempt.attempt + 1)
+            elif attempt.is_finished:
+                final[task_id] = attempt.state
+            else:
+                started.add(task_id)
+
+        decision = decide(list(tasks), {t.id: t.trigger_rule for t in tasks.values()}, edges, final, started)
+        for task_id, state in [(t, TaskState.UPSTREAM_FAILED) for t in decision.upstream_failed] + \
+                              [(t, TaskState.SKIPPED) for t in decision.skipped]:
+            row = TaskRun(project_id=run.project_id, pipeline_run_id=run.id, task_id=task_id, attempt=1,
+                          state=TaskState.QUEUED, manifests=[])
+            db.session.add(row)
+            row.transition(state, "an upstream task failed" if state == TaskState.UPSTREAM_FAILED
+                           else "skipped by its trigger rule", self.now())
+            final[task_id] = state
+            changed = True
+        for task_id in decision.ready:
+            changed |= self._start(run, tasks[task_id], 1)
+
+        outcome = run_outcome(final, list(tasks))
+        if outcome is not None:
+            state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
+            failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
+            run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
+            changed = True
+        db.session.commit()
+        return changed
+
+    # ---- steps ------------------------------------------------------------------------------
+    def _start(self, run: PipelineRun, task: Task, attempt_no: int) -> bool:
+        """Create the attempt's row with its manifests; the next pass submits it, after this
+        pass's commit, so the attempt exists before the backend hears of it."""
+        attempt = TaskRun(project_id=run.project_id, pipeline_run_id=run.id, task_id=task.id,
+                          attempt=attempt_no, state=TaskState.QUEUED, manifests=[])
+        db.session.add(attempt)
+        try:
+            attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task))
+        except RenderError as exc:
+            attempt.transition(TaskState.FAILED, f"cannot render: {exc}", self.now())
+        return True
+
+    def _args(self, run: PipelineRun, task: Task) -> dict:
+        pipeline = db.session.get(Pipeline, run.pipeline_id)
+        project = db.session.get(Project, run.project_id)
+        params = pipeline.parameters | run.params
+        values = macro_values(ds=run.logical_date.isoformat() if run.logical_date else None, run_id=str(run.id),
+                              pipeline=pipeline.name, project=project.name, task=task.name, params=params)
+        return substitute(task.args, values)
+
+    def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task) -> bool:
+        if attempt.state != TaskState.QUEUED or not attempt.manifests:
+            return False
+        try:
+            ref = self.backend_for(task).submit(attempt.manifests)
+        except BackendError as exc:
+            attempt.reason = f"submit failed, will retry: {exc}"
+            log.warning("run %s task %s attempt %s: %s", run.id, task.name, attempt.attempt, exc)
+            return False
+        attempt.backend_ref = ref.as_dict()
+        attempt.backend = ref.backend
+        attempt.submitted_at = self.now()
+        attempt.transition(TaskState.PENDING, None, self.now())
+        return True
+
+    def _poll(self, attempt: TaskRun, task: Task) -> bool:
+        backend = self.backend_for(task)
+        ref = JobRef.from_dict(attempt.backend_ref)
+        if task.timeout and attempt.submitted_at:
+            elapsed = (self.now() - _aware(attempt.submitted_at)).total_seconds()
+            if elapsed > task.timeout:
+                backend.cancel(ref)
+                attempt.transition(TaskState.FAILED, f"timed out after {task.timeout}s", self.now())
+                return True
+        try:
+            status = backend.status(ref)
+        except BackendError as exc:
+            attempt.reason = f"status unavailable: {exc}"
+            return False
+        new = TaskState(status.state.value)
+        if new == attempt.state:
+            if status.reason and status.reason != attempt.reason:
+                attempt.reason = status.reason
+            return False
+        try:
+            attempt.transition(new, status.reason or None, self.now())
+        except InvalidTransition:
+            log.warning("ignoring %s -> %s for task run %s", attempt.state.value, new.value, attempt.id)
+            return False
+        if status.exit_code is not None:
+            attempt.exit_code = status.exit_code
+        return True
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+

@@ -1,0 +1,191 @@
+"""The run controller against a fast fake backend: DAG order, retries, trigger rules,
+timeouts, macros, duplicate reconciles and backend error bursts."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import pytest
+import sqlalchemy as sa
+
+from conftest import unique
+from fake_backend import FakeBackend
+
+
+@pytest.fixture()
+def catalog(app):
+    from myapp.catalog import load_catalog
+    from myapp.extensions import db
+    from myapp.models import JobTemplate
+    from myapp.setup_data import sync_catalog
+
+    with app.app_context():
+        sync_catalog(load_catalog())
+        return db.session.scalar(sa.select(JobTemplate.id).filter_by(name="python"))
+
+
+def make_pipeline(app, template_id, tasks, edges, **pipeline_kw):
+    """tasks: {name: {field: value}}; edges: [(up, down)] -> (run_id, {name: task_id})."""
+    from myapp.extensions import db
+    from myapp.models import Edge, Pipeline, PipelineRun, Project, Task
+
+    with app.app_context():
+        project = Project(name=unique("p"), namespace=unique("ns"))
+        db.session.add(project)
+        db.session.flush()
+        pipeline = Pipeline(project_id=project.id, name="pipe", **pipeline_kw)
+        db.session.add(pipeline)
+        db.session.flush()
+        ids = {}
+        for name, fields in tasks.items():
+            task = Task(project_id=project.id, pipeline_id=pipeline.id, name=name, template_id=template_id,
+                        **({"retry_delay": 0} | fields))
+            db.session.add(task)
+            db.session.flush()
+            ids[name] = task.id
+        for up, down in edges:
+            db.session.add(Edge(project_id=project.id, pipeline_id=pipeline.id,
+                                upstream_task_id=ids[up], downstream_task_id=ids[down]))
+        run = PipelineRun(project_id=project.id, pipeline_id=pipeline.id, run_key=unique("k"),
+                          logical_date=dt.date(2026, 11, 20))
+        db.session.add(run)
+        db.session.commit()
+        return run.id, ids
+
+
+def drive(app, backend, run_id, passes=30):
+    from myapp.pipelines.controller import RunController
+
+    controller = RunController(lambda task: backend)
+    with app.app_context():
+        for _ in range(passes):
+            state = controller.reconcile(run_id)
+            if state.value in ("succeeded", "failed", "cancelled"):
+                return state.value
+    return state.value
+
+
+def task_states(app, run_id):
+    from myapp.extensions import db
+    from myapp.models import Task, TaskRun
+
+    with app.app_context():
+        rows = db.session.execute(sa.select(Task.name, TaskRun.attempt, TaskRun.state).join(Task)
+                                  .where(TaskRun.pipeline_run_id == run_id).order_by(TaskRun.id)).all()
+        return [(n, a, s.value) for n, a, s in rows]
+
+
+def test_linear_pipeline_runs_in_order_each_once(app, catalog):
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}, "c": {}}, [("a", "b"), ("b", "c")])
+    backend = FakeBackend()
+    assert drive(app, backend, run_id) == "succeeded"
+    assert task_states(app, run_id) == [("a", 1, "succeeded"), ("b", 1, "succeeded"), ("c", 1, "succeeded")]
+    assert set(backend.creations.values()) == {1}
+
+
+def test_retries_then_success(app, catalog):
+    run_id, _ = make_pipeline(app, catalog, {"a": {"retries": 2}}, [])
+    backend = FakeBackend({"a": ["failed", "failed", "succeeded"]})
+    assert drive(app, backend, run_id) == "succeeded"
+    assert [s for _, _, s in task_states(app, run_id)] == ["failed", "failed", "succeeded"]
+    assert len(backend.creations) == 3 and set(backend.creations.values()) == {1}
+
+
+def test_failure_marks_downstream_and_trigger_rules(app, catalog):
+    tasks = {"a": {}, "b": {}, "c": {}, "alert": {"trigger_rule": "one_failed"},
+             "cleanup": {"trigger_rule": "all_done"}, "report": {}}
+    edges = [("a", "b"), ("b", "c"), ("b", "alert"), ("c", "cleanup"), ("a", "report")]
+    run_id, _ = make_pipeline(app, catalog, tasks, edges)
+    backend = FakeBackend({"b": ["failed"]})
+    assert drive(app, backend, run_id) == "failed"
+    states = {n: s for n, _, s in task_states(app, run_id)}
+    assert states == {"a": "succeeded", "b": "failed", "c": "upstream_failed", "alert": "succeeded",
+                      "cleanup": "succeeded", "report": "succeeded"}
+
+
+def test_skipped_when_one_failed_rule_has_nothing_to_do(app, catalog):
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "alert": {"trigger_rule": "one_failed"}}, [("a", "alert")])
+    assert drive(app, FakeBackend(), run_id) == "succeeded"
+    assert dict((n, s) for n, _, s in task_states(app, run_id)) == {"a": "succeeded", "alert": "skipped"}
+
+
+def test_timeout_cancels_and_fails(app, catalog):
+    from myapp.pipelines.controller import RunController
+
+    run_id, _ = make_pipeline(app, catalog, {"slow": {"timeout": 60}}, [])
+    backend = FakeBackend({"slow": ["hang"]})
+    clock = [dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)]
+    controller = RunController(lambda task: backend, now=lambda: clock[0])
+    with app.app_context():
+        assert controller.reconcile(run_id).value == "running"
+        clock[0] += dt.timedelta(seconds=61)
+        assert controller.reconcile(run_id).value == "failed"
+    assert backend.cancelled
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+
+    with app.app_context():
+        assert "timed out after 60s" in db.session.scalar(sa.select(TaskRun.reason).filter_by(pipeline_run_id=run_id))
+
+
+def test_macros_are_data_not_code(app, catalog):
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+
+    script = "print('{{ ds }}', '{{ run_id }}', '{{ 7*7 }}', '{{ cycler.__init__ }}')"
+    run_id, _ = make_pipeline(app, catalog, {"a": {"args": {"script": script}}}, [])
+    assert drive(app, FakeBackend(), run_id) == "succeeded"
+    with app.app_context():
+        manifests = db.session.scalar(sa.select(TaskRun.manifests).filter_by(pipeline_run_id=run_id))
+    text = str(manifests)
+    assert f"print('2026-11-20', '{run_id}', '{{{{ 7*7 }}}}', '{{{{ cycler.__init__ }}}}')" in text
+    assert "49" not in text
+
+
+def test_duplicate_reconciles_submit_each_attempt_once(app, catalog):
+    """Duplicated Celery messages: many controllers on one run at once, still one object per attempt."""
+    from myapp.pipelines.controller import RunController
+
+    run_id, _ = make_pipeline(app, catalog, {f"t{i}": {} for i in range(6)}, [("t0", "t1"), ("t0", "t2")])
+    backend = FakeBackend()
+    errors = []
+
+    def worker():
+        controller = RunController(lambda task: backend)
+        try:
+            with app.app_context():
+                for _ in range(15):
+                    controller.reconcile(run_id)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert drive(app, backend, run_id) == "succeeded"
+    assert len(backend.creations) == 6 and set(backend.creations.values()) == {1}
+    assert len(task_states(app, run_id)) == 6
+
+
+def test_backend_error_burst_is_retried(app, catalog):
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
+    backend = FakeBackend(fail_submits=5)
+    assert drive(app, backend, run_id) == "succeeded"
+    assert set(backend.creations.values()) == {1} and len(backend.creations) == 2
+
+
+def test_cancel_stops_running_attempts(app, catalog):
+    from myapp.pipelines.controller import RunController
+
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
+    backend = FakeBackend({"a": ["hang"]})
+    controller = RunController(lambda task: backend)
+    with app.app_context():
+        controller.reconcile(run_id)
+        controller.cancel(run_id)
+        assert controller.reconcile(run_id).value == "cancelled"
+    assert backend.cancelled
+    assert task_states(app, run_id) == [("a", 1, "cancelled")]
