@@ -18,6 +18,7 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None) -> Celery:
     celery.conf.include = ["myapp.tasks"]
     celery.conf.beat_schedule = {
         "heartbeat": {"task": "myapp.heartbeat", "schedule": 30.0},
+        "tick": {"task": "myapp.tick", "schedule": float(app.config["MYAPP_TICK_SECONDS"])},
     }
     celery.conf.beat_schedule_filename = f"{app.config['INSTANCE_PATH']}/celerybeat-schedule"
     celery.set_default()

@@ -117,6 +117,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "MYAPP_BACKEND": os.environ.get("MYAPP_BACKEND", "local"),
+        # How often beat re-reconciles unfinished runs (status polling, retries, timeouts).
+        "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
         "MYAPP_BASE_URL": os.environ.get("MYAPP_BASE_URL", "http://127.0.0.1:8080"),
     }
     config.update(overrides)

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from celery import shared_task
 
 from .extensions import db
-from .models import WorkerHeartbeat, utcnow
+from .models import PipelineRun, RunState, WorkerHeartbeat, utcnow
 
 
 @shared_task(name="myapp.heartbeat")
@@ -22,3 +22,32 @@ def heartbeat(hostname: str | None = None) -> dict:
     row.beats += 1
     db.session.commit()
     return {"hostname": hostname, "beats": row.beats}
+
+
+@shared_task(name="myapp.reconcile_run")
+def reconcile_run(run_id: int) -> str | None:
+    """Drive one run as far as it goes now. Safe to run twice at once or to repeat (acks_late)."""
+    from .backends.registry import backend_for
+    from .pipelines.controller import RunController
+
+    state = RunController(backend_for).reconcile(run_id)
+    return state.value if state else None
+
+
+@shared_task(name="myapp.cancel_run")
+def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
+    from .backends.registry import backend_for
+    from .pipelines.controller import RunController
+
+    RunController(backend_for).cancel(run_id, reason)
+
+
+@shared_task(name="myapp.tick")
+def tick() -> int:
+    """Beat: enqueue a reconcile for every unfinished run (status polling, retries, timeouts)."""
+    ids = db.session.scalars(
+        sa.select(PipelineRun.id).where(PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING]))
+    ).all()
+    for run_id in ids:
+        reconcile_run.delay(run_id)
+    return len(ids)

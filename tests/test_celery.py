@@ -1,6 +1,7 @@
 """Celery on the real Redis and on the embedded filesystem transport, tasks in an app context."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -49,3 +50,66 @@ def test_broker_selection_follows_redis_url(tmp_path):
     assert (tmp_path / "celery" / "queue").is_dir()
     assert celery_settings(tmp_path, "redis://x:6379/0")["broker_url"] == "redis://x:6379/0"
     assert embedded["task_acks_late"] is True
+
+
+@pytest.fixture()
+def fake_default_backend(app):
+    """Workers resolve backends through the registry; put a fake one there for this process."""
+    from fake_backend import FakeBackend
+    from myapp.backends import registry
+
+    backend = FakeBackend()
+    key = ("default", app.config["MYAPP_BACKEND"])
+    saved = registry._backends.get(key)
+    registry._backends[key] = backend
+    yield backend
+    registry._backends.pop(key)
+    if saved is not None:
+        registry._backends[key] = saved
+
+
+def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend):
+    from test_controller import make_pipeline
+
+    from myapp.catalog import load_catalog
+    from myapp.extensions import db
+    from myapp.models import JobTemplate
+    from myapp.setup_data import sync_catalog
+
+    with app.app_context():
+        sync_catalog(load_catalog())
+        template = db.session.scalar(sa.select(JobTemplate.id).filter_by(name="python"))
+    run_id, _ = make_pipeline(app, template, {"a": {}, "b": {}}, [("a", "b")])
+    state = None
+    for _ in range(10):  # what beat's tick does
+        state = celery_worker.send_task("myapp.reconcile_run", args=[run_id]).get(timeout=30)
+        if state == "succeeded":
+            break
+    assert state == "succeeded"
+    assert set(fake_default_backend.creations.values()) == {1} and len(fake_default_backend.creations) == 2
+
+
+def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, fake_default_backend):
+    """Web stores intent and enqueues on the app's own (embedded) broker; a worker picks it up."""
+    from celery.contrib.testing.worker import start_worker
+
+    from world import build_catalog, created
+
+    cat = build_catalog(admin)
+    project = created(user.post("/api/v1/project/", json={"name": f"p{uuid.uuid4().hex[:6]}"}))
+    pipe = created(user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "p"}))
+    created(user.post("/api/v1/task/", json={"pipeline_id": pipe["id"], "name": "only",
+                                             "template_id": cat["job_template"]}))
+    celery = app.extensions["celery"]
+    celery.loader.import_module("celery.contrib.testing.tasks")
+    with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
+        run = created(user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"]}))
+        for _ in range(100):
+            state = user.get(f"/api/v1/pipeline_run/{run['id']}").get_json()["state"]
+            if state in ("succeeded", "failed"):
+                break
+            time.sleep(0.1)
+    assert state == "succeeded"
+    runs = user.get("/api/v1/task_run/", query_string={"pipeline_run_id": run["id"]}).get_json()["items"]
+    assert [(r["state"], r["attempt"]) for r in runs] == [("succeeded", 1)]
+    assert runs[0]["manifests"][0]["kind"] == "Job"

@@ -7,21 +7,26 @@ from typing import Any
 
 import sqlalchemy as sa
 from croniter import croniter
-from flask import jsonify
+from flask import current_app, jsonify
 from marshmallow import ValidationError, fields, validate, validates
 
 from ..extensions import db
 from ..rendering import ArgumentError, RenderError, validate_args
 from ..rendering.quantity import resolve_resources
 from ..models import (
-    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ResourceGroup, Task,
+    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, Task,
     TaskRun, TriggerRule,
 )
 from .base import Ref, ResourceApi
 from .errors import ApiError, FieldError
 from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
-from .routing import route
+from .routing import on_commit, route
 from .scope import current_user
+
+
+def enqueue(task_name: str, *args) -> None:
+    """Hand work to the Celery workers (the web process never runs jobs itself)."""
+    current_app.extensions["celery"].send_task(task_name, args=list(args))
 
 
 def enum_field(enum_cls: type, **kwargs: Any) -> fields.Enum:
@@ -182,6 +187,21 @@ class PipelineRunApi(ResourceApi):
     def before_save(self, obj: PipelineRun, data: dict, creating: bool) -> None:
         obj.run_key = obj.run_key or f"manual-{uuid.uuid4().hex}"
         obj.created_by_id = current_user().id
+
+    def after_create(self, obj: PipelineRun) -> None:
+        run_id = obj.id
+        on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
+
+    @route("/<int:pk>/cancel", methods=("POST",), permission="write", status=202,
+           summary="Cancel the run: its running jobs are stopped in the backend")
+    def cancel(self, pk: int):
+        run = self.load(pk, ProjectRole.DEVELOPER)
+        if run.is_finished:
+            raise ApiError(f"run {pk} already {run.state.value}", status=409)
+        on_commit(lambda: enqueue("myapp.cancel_run", pk))
+        response = jsonify(message=f"cancelling run {pk}")
+        response.status_code = 202
+        return response
 
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:

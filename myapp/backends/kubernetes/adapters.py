@@ -1,0 +1,259 @@
+"""Status adapters: pure functions from API objects (plain dicts) to a backend Status.
+
+One adapter per workload kind gives the state; ``combine`` then lets the PodGroup and the
+attempt's pods explain it (waiting for resources, image pull errors, OOM kills, crash loops).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping
+
+from ..base import JobState, Status
+
+Obj = Mapping[str, Any]
+TERMINAL = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+CANCELLED_ANNOTATION = "myapp.io/cancelled"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+# Waiting reasons of a container that mean "this will not start by itself".
+BAD_WAITING = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CrashLoopBackOff",
+               "CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+SIDECARS = frozenset({"istio-proxy", "istio-init"})
+
+
+def _true(conditions: Iterable[Obj] | None, kind: str) -> Obj | None:
+    for condition in conditions or []:
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return condition
+    return None
+
+
+def _why(condition: Obj | None) -> str:
+    if not condition:
+        return ""
+    reason, message = condition.get("reason") or "", condition.get("message") or ""
+    return f"{reason}: {message}" if reason and message and reason not in message else (message or reason)
+
+
+def _counts(status: Obj, keys: Iterable[str]) -> dict[str, int]:
+    return {k: int(status[k]) for k in keys if isinstance(status.get(k), int) and not isinstance(status.get(k), bool)}
+
+
+# --- one adapter per workload kind ---------------------------------------------------------
+
+def training_job_status(obj: Obj) -> Status:
+    """TFJob / PyTorchJob / XGBoostJob / MPIJob: conditions, Failed > Succeeded > Running
+    (the operator never clears Failed, so a later Succeeded does not win)."""
+    status = obj.get("status") or {}
+    conditions = status.get("conditions") or []
+    replicas = {rtype: _counts(counts, ("active", "succeeded", "failed"))
+                for rtype, counts in (status.get("replicaStatuses") or {}).items() if isinstance(counts, Mapping)}
+    for kind, state in (("Failed", JobState.FAILED), ("Succeeded", JobState.SUCCEEDED)):
+        condition = _true(conditions, kind)
+        if condition:
+            return Status(state, _why(condition) if state is JobState.FAILED else "", replicas)
+    if _true(conditions, "Running") or _true(conditions, "Restarting"):
+        return Status(JobState.RUNNING, _why(_true(conditions, "Restarting")), replicas)
+    if _true(conditions, "Suspended"):
+        return Status(JobState.WAITING, "suspended", replicas)
+    return Status(JobState.PENDING, "", replicas)
+
+
+def batch_job_status(obj: Obj) -> Status:
+    """batch/v1 Job: Complete / Failed conditions, else the active / ready counts."""
+    status = obj.get("status") or {}
+    conditions = status.get("conditions") or []
+    replicas = {"Job": _counts(status, ("active", "ready", "succeeded", "failed"))}
+    failed = _true(conditions, "Failed") or _true(conditions, "FailureTarget")
+    if failed:
+        return Status(JobState.FAILED, _why(failed), replicas)
+    if _true(conditions, "Complete") or _true(conditions, "SuccessCriteriaMet"):
+        return Status(JobState.SUCCEEDED, "", replicas)
+    if _true(conditions, "Suspended"):
+        return Status(JobState.WAITING, "suspended", replicas)
+    active, ready = status.get("active") or 0, status.get("ready")
+    if active and (ready is None or ready > 0):
+        return Status(JobState.RUNNING, "", replicas)
+    return Status(JobState.PENDING, "", replicas)
+
+
+def deployment_status(obj: Obj) -> Status:
+    """apps/v1 Deployment: running once the desired replicas are available; Progressing=False
+    (ProgressDeadlineExceeded) is a failure."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    desired = spec.get("replicas", 1)
+    replicas = {"Deployment": {"desired": desired,
+                               **_counts(status, ("replicas", "readyReplicas", "availableReplicas",
+                                                  "updatedReplicas", "unavailableReplicas"))}}
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Progressing" and condition.get("status") == "False":
+            return Status(JobState.FAILED, _why(condition) or "ProgressDeadlineExceeded", replicas)
+    if (status.get("availableReplicas") or 0) >= desired:
+        return Status(JobState.RUNNING, "", replicas)
+    return Status(JobState.PENDING, "", replicas)
+
+
+def notebook_status(obj: Obj) -> Status:
+    """kubeflow.org Notebook: readyReplicas, else the controller's containerState."""
+    status = obj.get("status") or {}
+    replicas = {"Notebook": _counts(status, ("readyReplicas",))}
+    if (status.get("readyReplicas") or 0) >= 1:
+        return Status(JobState.RUNNING, "", replicas)
+    state = status.get("containerState") or {}
+    for key in ("waiting", "terminated"):
+        if isinstance(state.get(key), Mapping):
+            detail = state[key]
+            reason = detail.get("reason") or key
+            message = detail.get("message") or ""
+            return Status(JobState.PENDING, f"{reason}: {message}" if message else reason, replicas)
+    return Status(JobState.PENDING, "", replicas)
+
+
+_VOLCANO_PHASES = {
+    "Pending": JobState.PENDING, "Running": JobState.RUNNING, "Restarting": JobState.RUNNING,
+    "Completing": JobState.RUNNING, "Completed": JobState.SUCCEEDED, "Failed": JobState.FAILED,
+    "Terminated": JobState.FAILED, "Aborted": JobState.FAILED, "Aborting": JobState.RUNNING,
+    "Terminating": JobState.RUNNING,
+}
+
+
+def volcano_job_status(obj: Obj) -> Status:
+    """batch.volcano.sh Job: status.state.phase."""
+    status = obj.get("status") or {}
+    state = status.get("state") or {}
+    phase = state.get("phase") or "Pending"
+    replicas = {"Job": _counts(status, ("pending", "running", "succeeded", "failed", "terminating", "unknown"))}
+    for task, counts in (status.get("taskStatusCount") or {}).items():
+        phases = (counts or {}).get("phase") or {}
+        replicas[task] = {k.lower(): int(v) for k, v in phases.items() if isinstance(v, int)}
+    result = _VOLCANO_PHASES.get(phase, JobState.PENDING)
+    reason = ""
+    if result is JobState.FAILED or phase in ("Aborting", "Terminating", "Restarting"):
+        reason = ": ".join(p for p in (phase, state.get("reason") or "", state.get("message") or "") if p)
+    return Status(result, reason, replicas)
+
+
+def podgroup_waiting(obj: Obj | None) -> str | None:
+    """Why a Volcano PodGroup holds its gang back (phase Pending / Inqueue and Unschedulable), or None."""
+    if not obj:
+        return None
+    status = obj.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    if phase not in ("Pending", "Inqueue"):
+        return None
+    condition = _true(status.get("conditions"), "Unschedulable")
+    if condition:
+        return f"PodGroup {phase}: {_why(condition) or 'Unschedulable'}"
+    if phase == "Pending" and status:
+        queue = (obj.get("spec") or {}).get("queue") or "default"
+        return f"PodGroup Pending: waiting in Volcano queue {queue!r}"
+    return None
+
+
+ADAPTERS: dict[tuple[str, str], Callable[[Obj], Status]] = {
+    **{("kubeflow.org/v1", k): training_job_status for k in ("TFJob", "PyTorchJob", "XGBoostJob", "MPIJob")},
+    ("batch/v1", "Job"): batch_job_status,
+    ("apps/v1", "Deployment"): deployment_status,
+    ("kubeflow.org/v1", "Notebook"): notebook_status,
+    ("batch.volcano.sh/v1alpha1", "Job"): volcano_job_status,
+}
+
+
+def workload_status(obj: Obj) -> Status:
+    """State of the primary object alone (a cancel annotation wins)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(CANCELLED_ANNOTATION) == "true":
+        return Status(JobState.CANCELLED, "cancelled")
+    adapter = ADAPTERS.get((obj.get("apiVersion"), obj.get("kind")))
+    if adapter is None:
+        return Status(JobState.FAILED, f"no status adapter for {obj.get('apiVersion')} {obj.get('kind')}")
+    return adapter(obj)
+
+
+# --- pods ----------------------------------------------------------------------------------
+
+def replica_name(pod: Obj) -> str:
+    """"worker-1" from the training operator's labels, "<task>-<index>" for Volcano, else the pod name."""
+    meta = pod.get("metadata") or {}
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    rtype, index = labels.get(REPLICA_TYPE_LABEL), labels.get(REPLICA_INDEX_LABEL)
+    if rtype is not None and index is not None:
+        return f"{rtype.lower()}-{index}"
+    task = labels.get("volcano.sh/task-spec") or annotations.get("volcano.sh/task-spec")
+    index = labels.get("volcano.sh/task-index") or annotations.get("volcano.sh/task-index")
+    if task and index is not None:
+        return f"{task}-{index}"
+    return meta.get("name", "?")
+
+
+def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
+    """(category, reason) per problem, sorted by replica. Categories: unschedulable, image,
+    crash, oom, evicted, config. Reasons read like "worker-1: ImagePullBackOff: Back-off pulling ..."."""
+    out: list[tuple[str, str, str]] = []
+    for pod in pods:
+        tag = replica_name(pod)
+        status = pod.get("status") or {}
+        for condition in status.get("conditions") or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                reason = condition.get("reason") or "Unschedulable"
+                message = condition.get("message") or ""
+                out.append((tag, "unschedulable", f"{tag}: {reason}" + (f": {message}" if message else "")))
+        if status.get("reason") == "Evicted":
+            out.append((tag, "evicted", f"{tag}: Evicted: {status.get('message') or ''}".rstrip(": ")))
+        statuses = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+        for container in statuses:
+            if container.get("name") in SIDECARS:
+                continue
+            state, last = container.get("state") or {}, container.get("lastState") or {}
+            waiting = state.get("waiting") or {}
+            reason = waiting.get("reason")
+            if reason in BAD_WAITING:
+                category = ("image" if "Image" in reason else "crash" if reason == "CrashLoopBackOff" else "config")
+                message = waiting.get("message") or ""
+                out.append((tag, category, f"{tag}: {reason}" + (f": {message}" if message else "")))
+            for terminated in (state.get("terminated"), last.get("terminated")):
+                if terminated and terminated.get("reason") == "OOMKilled":
+                    code = terminated.get("exitCode", 137)
+                    out.append((tag, "oom", f"{tag}: OOMKilled (exit code {code})"))
+                    break
+    seen: set[str] = set()
+    result = []
+    for _, category, text in sorted(out, key=lambda item: item[0]):
+        if text not in seen:
+            seen.add(text)
+            result.append((category, text))
+    return result
+
+
+def exit_code(pods: Iterable[Obj]) -> int | None:
+    """First non-zero exit code of a terminated main container, else 0 if some terminated, else None."""
+    codes = []
+    for pod in pods:
+        for container in (pod.get("status") or {}).get("containerStatuses") or []:
+            terminated = (container.get("state") or {}).get("terminated")
+            if terminated and container.get("name") not in SIDECARS:
+                codes.append(int(terminated.get("exitCode", 0)))
+    if not codes:
+        return None
+    return next((c for c in codes if c != 0), 0)
+
+
+def combine(base: Status, pods: Iterable[Obj] = (), podgroups: Iterable[Obj | None] = (),
+            url: str | None = None) -> Status:
+    """The workload's state, explained by its PodGroup and pods."""
+    pods = list(pods)
+    state, reasons = base.state, [base.reason] if base.reason else []
+    if state in (JobState.CANCELLED, JobState.SUCCEEDED):
+        return Status(state, base.reason, base.replicas, exit_code(pods) if pods else base.exit_code, url)
+    problems = pod_problems(pods)
+    if state is JobState.PENDING:
+        waiting = [w for w in (podgroup_waiting(pg) for pg in podgroups) if w]
+        waiting += [text for category, text in problems if category == "unschedulable"]
+        if waiting:
+            state = JobState.WAITING
+    else:
+        waiting = []
+    for text in [*waiting, *(text for _, text in problems)]:
+        if text not in reasons:
+            reasons.append(text)
+    code = exit_code(pods) if state is JobState.FAILED else base.exit_code
+    return Status(state, "; ".join(reasons), base.replicas, code, url)

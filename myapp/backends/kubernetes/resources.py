@@ -1,0 +1,159 @@
+"""The kinds the platform submits and one thin, dict-in / dict-out layer over the official client.
+
+Custom resources go through CustomObjectsApi, built-ins through the typed APIs (their pydantic
+models reject unknown fields client-side; the server validates strictly as well). Responses
+are read raw (``_preload_content=False``) and decoded as JSON: the status adapters work on
+plain dicts exactly as the API server sent them, without a model round trip.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from ..base import JOB_NAME_LABEL, ObjectRef, UnsupportedKind
+
+
+@dataclass(frozen=True)
+class Kind:
+    api_version: str
+    kind: str
+    plural: str
+    typed: tuple[str, str] | None = None  # (API class, snake_case resource) for built-ins
+    workload: bool = False  # its status is the task's status
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+
+_KINDS = [
+    Kind("batch/v1", "Job", "jobs", ("BatchV1Api", "job"), workload=True),
+    Kind("apps/v1", "Deployment", "deployments", ("AppsV1Api", "deployment"), workload=True),
+    Kind("v1", "Service", "services", ("CoreV1Api", "service")),
+    Kind("v1", "ConfigMap", "configmaps", ("CoreV1Api", "config_map")),
+    Kind("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+         ("AutoscalingV2Api", "horizontal_pod_autoscaler")),
+    *(Kind("kubeflow.org/v1", kind, kind.lower() + "s", workload=True)
+      for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "MPIJob", "Notebook")),
+    Kind("batch.volcano.sh/v1alpha1", "Job", "jobs", workload=True),
+    Kind("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups"),
+    *(Kind(f"networking.istio.io/{v}", "VirtualService", "virtualservices") for v in ("v1", "v1beta1", "v1alpha3")),
+]
+KINDS: dict[tuple[str, str], Kind] = {(k.api_version, k.kind): k for k in _KINDS}
+TRAINING_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "MPIJob"})
+
+
+def kind_of(api_version: str, kind: str) -> Kind:
+    try:
+        return KINDS[(api_version, kind)]
+    except KeyError:
+        raise UnsupportedKind(f"the Kubernetes backend does not submit {api_version} {kind}") from None
+
+
+def pod_selector(ref_kind: str, api_version: str, name: str, job_name: str) -> str:
+    """Label selector of every pod of an attempt. Notebook pods come from the notebook
+    controller's StatefulSet, which labels them notebook-name=<name> (no pod template metadata)."""
+    if (api_version, ref_kind) == ("kubeflow.org/v1", "Notebook"):
+        return f"notebook-name={name}"
+    return f"{JOB_NAME_LABEL}={job_name}"
+
+
+def _json(response: Any) -> Any:
+    data = response.data
+    return json.loads(data) if data else {}
+
+
+class KubeApi:
+    """Single requests, no retries (the backend wraps each call in its RetryPolicy)."""
+
+    def __init__(self, api_client: client.ApiClient, timeout: tuple[float, float]):
+        self.api_client = api_client
+        self.timeout = timeout
+        self.custom = client.CustomObjectsApi(api_client)
+        self.core = client.CoreV1Api(api_client)
+        self._typed: dict[str, Any] = {}
+
+    def _api(self, name: str) -> Any:
+        if name not in self._typed:
+            self._typed[name] = getattr(client, name)(self.api_client)
+        return self._typed[name]
+
+    def _opts(self, timeout: tuple[float, float] | None = None) -> dict[str, Any]:
+        return {"_preload_content": False, "_request_timeout": timeout or self.timeout}
+
+    # --- objects -------------------------------------------------------------------------
+
+    def create(self, obj: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+        kind = kind_of(obj["apiVersion"], obj["kind"])
+        namespace = obj["metadata"]["namespace"]
+        options = {"dry_run": "All" if dry_run else None, "field_validation": "Strict", **self._opts()}
+        if kind.typed:
+            api, resource = kind.typed
+            return _json(getattr(self._api(api), f"create_namespaced_{resource}")(namespace, body=obj, **options))
+        return _json(self.custom.create_namespaced_custom_object(
+            kind.group, kind.version, namespace, kind.plural, body=obj, **options))
+
+    def get(self, ref: ObjectRef) -> dict[str, Any]:
+        kind = kind_of(ref.api_version, ref.kind)
+        if kind.typed:
+            api, resource = kind.typed
+            return _json(getattr(self._api(api), f"read_namespaced_{resource}")(ref.name, ref.namespace,
+                                                                                 **self._opts()))
+        return _json(self.custom.get_namespaced_custom_object(
+            kind.group, kind.version, ref.namespace, kind.plural, ref.name, **self._opts()))
+
+    def patch(self, ref: ObjectRef, body: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        """JSON merge patch (valid for built-ins and custom resources alike)."""
+        kind = kind_of(ref.api_version, ref.kind)
+        options = {"dry_run": "All" if dry_run else None, "_content_type": "application/merge-patch+json",
+                   **self._opts()}
+        if kind.typed:
+            api, resource = kind.typed
+            return _json(getattr(self._api(api), f"patch_namespaced_{resource}")(ref.name, ref.namespace,
+                                                                                  body=body, **options))
+        return _json(self.custom.patch_namespaced_custom_object(
+            kind.group, kind.version, ref.namespace, kind.plural, ref.name, body=body, **options))
+
+    def delete(self, ref: ObjectRef, propagation: str) -> None:
+        kind = kind_of(ref.api_version, ref.kind)
+        if kind.typed:
+            api, resource = kind.typed
+            getattr(self._api(api), f"delete_namespaced_{resource}")(
+                ref.name, ref.namespace, propagation_policy=propagation, **self._opts()).data
+        else:
+            self.custom.delete_namespaced_custom_object(
+                kind.group, kind.version, ref.namespace, kind.plural, ref.name,
+                propagation_policy=propagation, **self._opts()).data
+
+    # --- pods ----------------------------------------------------------------------------
+
+    def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return _json(self.core.list_namespaced_pod(namespace, label_selector=selector, **self._opts()))["items"]
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any]:
+        return _json(self.core.read_namespaced_pod(name, namespace, **self._opts()))
+
+    def delete_pods(self, namespace: str, selector: str) -> None:
+        self.core.delete_collection_namespaced_pod(namespace, label_selector=selector,
+                                                   propagation_policy="Background", **self._opts()).data
+
+    def pod_log(self, namespace: str, pod: str, container: str, *, follow: bool = False,
+                since_seconds: int | None = None) -> Any:
+        """Raw urllib3 response of the log (with timestamps); stream it when ``follow``."""
+        response = self.core.read_namespaced_pod_log(
+            pod, namespace, container=container, follow=follow, timestamps=True, since_seconds=since_seconds,
+            **self._opts())
+        if not follow:
+            response.data  # noqa: B018  read fully inside the retried call
+        return response
+
+    def pod_metrics(self, namespace: str, selector: str) -> list[dict[str, Any]]:
+        return _json(self.custom.list_namespaced_custom_object(
+            "metrics.k8s.io", "v1beta1", namespace, "pods", label_selector=selector, **self._opts()))["items"]

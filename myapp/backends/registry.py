@@ -1,0 +1,44 @@
+"""Which backend runs a task: its resource group's cluster, else the platform default.
+
+One backend object per cluster per process (clients and supervisors are reused).
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from flask import current_app
+
+from ..extensions import db
+from ..models import Cluster, ClusterKind, ResourceGroup, Task
+from .base import Backend
+
+_lock = threading.Lock()
+_backends: dict[object, Backend] = {}
+
+
+def _local() -> Backend:
+    from .local import LocalBackend
+
+    return LocalBackend(Path(current_app.config["INSTANCE_PATH"]) / "jobs")
+
+
+def _kubernetes(cluster: Cluster) -> Backend:
+    from .kubernetes import KubernetesBackend
+
+    return KubernetesBackend.from_cluster(cluster)
+
+
+def backend_for(task: Task) -> Backend:
+    cluster = None
+    if task.resource_group_id:
+        group = db.session.get(ResourceGroup, task.resource_group_id)
+        cluster = db.session.get(Cluster, group.cluster_id) if group else None
+    key: object = ("cluster", cluster.id) if cluster else ("default", current_app.config["MYAPP_BACKEND"])
+    with _lock:
+        if key not in _backends:
+            if cluster is not None and cluster.kind == ClusterKind.KUBERNETES:
+                _backends[key] = _kubernetes(cluster)
+            else:
+                _backends[key] = _local()
+        return _backends[key]
