@@ -5,7 +5,8 @@ from typing import Any
 
 from .extensions import db
 from .models import JobTemplate, Pipeline, Project, ResourceGroup, Task
-from .rendering import RenderContext, render
+from .rendering import ArgumentError, RenderContext, render, validate_args
+from .rendering.quantity import resolve_resources
 from .rendering import ResourceGroup as GroupSpec
 
 TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
@@ -36,3 +37,15 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group))
     return render(template_data(template), task.args if args is None else args, ctx, task.resources or None)
+
+
+def check_task_inputs(template: JobTemplate, args: dict[str, Any] | None, resources: dict[str, Any] | None) -> None:
+    """Arguments and resources must fit the template when saved, not fail at run time.
+
+    Raises ArgumentError whose field is `args.<name>` or `resources.<key>`."""
+    try:
+        validate_args(template.args_schema, args or {})
+        resolve_resources(template.default_resources, template.max_resources, resources or None)
+    except ArgumentError as exc:
+        field = exc.field if exc.field.startswith("resources") else f"args.{exc.field}"
+        raise ArgumentError(field, exc.reason) from None

@@ -20,7 +20,9 @@ SIGNED_IN = {"/api/{version}/_openapi"}
 
 def create_bodies(a: dict, b: dict, cat: dict) -> dict[str, list[dict]]:
     """POST bodies a member of project A sends that reach into project B: each must be 404."""
+    b_yaml = f"name: leak\nproject: {b['project_name']}\ntasks: [{{name: t, template: python}}]\n"
     return {
+        "pipeline/import": [{"yaml": b_yaml}],
         "pipeline": [{"project_id": b["project"], "name": "leak"}],
         "task": [{"pipeline_id": b["pipeline"], "name": "leak", "template_id": cat["job_template"]}],
         "edge": [
@@ -77,7 +79,11 @@ def fill(path: str, resource: str, ids: dict) -> str:
 
 
 def resource_key(path: str, op: dict) -> str:
+    """The resource, plus the action for collection-level actions (/pipeline/import)."""
     res = op.get("x-resource", "")
+    tail = path.rstrip("/").rsplit("/", 1)[-1]
+    if "{" not in path and tail != res:
+        return f"{res}/{tail}"
     return f"{res}/members" if "/members" in path else res
 
 
@@ -94,6 +100,7 @@ def walk_world(app, admin, make_user):
     assert quota.status_code == 201, quota.get_json()
     cat["quota"] = quota.get_json()["id"]
     spec = admin.get("/api/v1/_openapi").get_json()
+    b.ids["project_name"] = b.project["name"]
     return {"alice": alice, "bob": bob, "carol": carol, "admin": admin, "cat": cat, "a": a.ids, "b": b.ids,
             "spec": spec}
 
@@ -101,7 +108,7 @@ def walk_world(app, admin, make_user):
 def snapshot(client, ids: dict) -> dict:
     out = {}
     for key, value in ids.items():
-        if key in ("task2", "member"):
+        if key in ("task2", "member", "project_name"):
             continue
         resp = client.get(f"/api/v1/{key}/{value}")
         assert resp.status_code == 200, (key, resp.get_json())

@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
 from typing import Any
 
 import sqlalchemy as sa
 from croniter import croniter
 from flask import current_app, jsonify
-from marshmallow import ValidationError, fields, validate, validates
+from marshmallow import ValidationError, fields, validate
 
 from ..extensions import db
-from ..rendering import ArgumentError, RenderError, validate_args
-from ..rendering.quantity import resolve_resources
+from ..pipelines.dag import find_cycle
+from ..rendering import ArgumentError, RenderError
 from ..models import (
     ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, Task,
     TaskRun, TriggerRule,
@@ -20,8 +19,8 @@ from ..models import (
 from .base import Ref, ResourceApi
 from .errors import ApiError, FieldError
 from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
-from .routing import on_commit, route
-from .scope import current_user
+from .routing import json_body, on_commit, route
+from .scope import check_project, current_user
 
 
 def enqueue(task_name: str, *args) -> None:
@@ -33,22 +32,26 @@ def enum_field(enum_cls: type, **kwargs: Any) -> fields.Enum:
     return fields.Enum(enum_cls, by_value=True, **kwargs)
 
 
+def cron_expression(value: str) -> None:
+    if not croniter.is_valid(value):
+        raise ValidationError(f"'{value}' is not a cron expression (e.g. '0 2 * * *')")
+
+
 class PipelineSchema(StrictSchema):
     project_id = Int(1, required=True)
     name = DnsLabel(required=True)
     description = fields.String(validate=validate.Length(max=10_000))
     parameters = fields.Dict(keys=fields.String(validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]*$")))
-    schedule = fields.String(allow_none=True, validate=validate.Length(max=128))
+    schedule = fields.String(allow_none=True, validate=[validate.Length(max=128), cron_expression])
     paused = fields.Boolean()
     max_active_runs = Int(1, 100)
     concurrency_policy = enum_field(ConcurrencyPolicy)
     depends_on_past = fields.Boolean()
     webhook_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"})
 
-    @validates("schedule")
-    def valid_cron(self, value: str | None, **_: Any) -> None:
-        if value is not None and not croniter.is_valid(value):
-            raise ValidationError(f"'{value}' is not a cron expression (e.g. '0 2 * * *')")
+
+class PipelineYamlSchema(StrictSchema):
+    yaml = fields.String(required=True, validate=validate.Length(1, 1_000_000))
 
 
 class PipelineApi(ResourceApi):
@@ -64,6 +67,27 @@ class PipelineApi(ResourceApi):
     def before_save(self, obj: Pipeline, data: dict, creating: bool) -> None:
         if creating:
             obj.created_by_id = current_user().id
+
+    @route("/import", methods=("POST",), permission="write", body=PipelineYamlSchema,
+           summary="Create or update a pipeline from YAML (tasks, depends_on, schedule)")
+    def import_yaml(self):
+        from ..pipelines import spec as pipeline_spec
+
+        text = PipelineYamlSchema().load(json_body())["yaml"]
+        parsed = pipeline_spec.parse(text)
+        project = db.session.scalar(sa.select(Project).filter_by(name=parsed["project"]))
+        missing = FieldError("project", f"no project named {parsed['project']!r}", status=404)
+        if project is None:
+            raise missing
+        check_project(project.id, ProjectRole.DEVELOPER, missing)
+        pipeline = pipeline_spec.apply(parsed, project, current_user().id)
+        return jsonify(self.present(pipeline))
+
+    @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
+    def export_yaml(self, pk: int):
+        from ..pipelines import spec as pipeline_spec
+
+        return jsonify(yaml=pipeline_spec.export(self.load(pk)))
 
 
 class TaskSchema(StrictSchema):
@@ -96,13 +120,12 @@ class TaskApi(ResourceApi):
 
     def before_save(self, obj: Task, data: dict, creating: bool) -> None:
         """Arguments and resources must fit the template now, not fail at run time."""
-        template = db.session.get(JobTemplate, obj.template_id)
+        from ..task_manifests import check_task_inputs
+
         try:
-            validate_args(template.args_schema, obj.args or {})
-            resolve_resources(template.default_resources, template.max_resources, obj.resources or None)
+            check_task_inputs(db.session.get(JobTemplate, obj.template_id), obj.args, obj.resources)
         except ArgumentError as exc:
-            field = exc.field if exc.field.startswith("resources") else f"args.{exc.field}"
-            raise FieldError(field, exc.reason) from exc
+            raise FieldError(exc.field, exc.reason) from None
 
     @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated")
     def manifests(self, pk: int):
@@ -113,27 +136,6 @@ class TaskApi(ResourceApi):
             return jsonify(items=render_task(task))
         except RenderError as exc:
             raise ApiError(f"cannot render task {task.name}: {exc}", status=422) from exc
-
-
-def find_cycle(edges: list[tuple[int, int]]) -> bool:
-    """True when the directed graph has a cycle (Kahn's algorithm)."""
-    indegree: dict[int, int] = defaultdict(int)
-    children: dict[int, list[int]] = defaultdict(list)
-    nodes: set[int] = set()
-    for up, down in edges:
-        children[up].append(down)
-        indegree[down] += 1
-        nodes |= {up, down}
-    ready = [n for n in nodes if indegree[n] == 0]
-    seen = 0
-    while ready:
-        node = ready.pop()
-        seen += 1
-        for child in children[node]:
-            indegree[child] -= 1
-            if indegree[child] == 0:
-                ready.append(child)
-    return seen != len(nodes)
 
 
 class EdgeSchema(StrictSchema):

@@ -22,6 +22,27 @@ class Decision:
     skipped: tuple[int, ...]
 
 
+def find_cycle(edges: list[tuple[int, int]]) -> bool:
+    """True when the directed graph has a cycle (Kahn's algorithm)."""
+    indegree: dict[int, int] = defaultdict(int)
+    children: dict[int, list[int]] = defaultdict(list)
+    nodes: set[int] = set()
+    for up, down in edges:
+        children[up].append(down)
+        indegree[down] += 1
+        nodes |= {up, down}
+    ready = [n for n in nodes if indegree[n] == 0]
+    seen = 0
+    while ready:
+        node = ready.pop()
+        seen += 1
+        for child in children[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                ready.append(child)
+    return seen != len(nodes)
+
+
 def upstreams(edges: list[tuple[int, int]]) -> dict[int, list[int]]:
     ups: dict[int, list[int]] = defaultdict(list)
     for up, down in edges:

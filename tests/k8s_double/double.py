@@ -25,6 +25,7 @@ class Request:
     path: str
     query: dict[str, str]
     body: Any
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -230,13 +231,14 @@ class ApiServerDouble:
 
     # --- bookkeeping used by the server ----------------------------------------------------
 
-    def _record(self, method: str, path: str, query: dict[str, str], raw: bytes) -> None:
+    def _record(self, method: str, path: str, query: dict[str, str], raw: bytes,
+                headers: dict[str, str] | None = None) -> None:
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw
         with self._record_lock:
-            self.requests.append(Request(method, path, query, body))
+            self.requests.append(Request(method, path, query, body, dict(headers or {})))
 
     def requests_matching(self, method: str, path_regex: str) -> list[Request]:
         import re

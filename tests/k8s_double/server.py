@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import socket
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -57,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        double._record(method, url.path, query, raw)
+        double._record(method, url.path, query, raw, dict(self.headers.items()))
         fault = double.faults.match(method, url.path)
         try:
             if fault is not None and fault.status is not None:
@@ -86,6 +87,14 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+    def client_gone(self) -> bool:
+        """Did the client close its end? (Like the API server's request context being cancelled.)"""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def send_json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(body).encode()
@@ -317,7 +326,7 @@ class Route:
                     sent = self._send_line(line, sent)
                 with store.lock:
                     while True:
-                        if token.cut or double._stopping.is_set():
+                        if token.cut or double._stopping.is_set() or self.h.client_gone():
                             raise StreamCut()
                         fresh = [e for e in store.events if e.rv > cursor]
                         if fresh:
@@ -329,7 +338,7 @@ class Route:
                         if remaining <= 0:
                             self.h.end_stream()
                             return
-                        store.changed.wait(min(remaining, 0.5))
+                        store.changed.wait(min(remaining, 0.1))
         finally:
             double._close_stream(token)
 
@@ -374,7 +383,7 @@ class Route:
             while True:
                 with store.lock:
                     while True:
-                        if token.cut or double._stopping.is_set():
+                        if token.cut or double._stopping.is_set() or self.h.client_gone():
                             raise StreamCut()
                         fresh = double.log_lines.get(key, [])[position:]
                         if fresh:
@@ -384,7 +393,7 @@ class Route:
                         if container_finished(current, container):
                             self.h.end_stream()
                             return
-                        store.changed.wait(0.5)
+                        store.changed.wait(0.1)
                 for line in render(fresh):
                     sent = self._send_line(line, sent)
         finally:

@@ -144,15 +144,19 @@ class KubeApi:
         self.core.delete_collection_namespaced_pod(namespace, label_selector=selector,
                                                    propagation_policy="Background", **self._opts()).data
 
-    def pod_log(self, namespace: str, pod: str, container: str, *, follow: bool = False,
-                since_seconds: int | None = None) -> Any:
-        """Raw urllib3 response of the log (with timestamps); stream it when ``follow``."""
-        response = self.core.read_namespaced_pod_log(
+    def read_log(self, namespace: str, pod: str, container: str) -> str:
+        """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
+        response = self.core.read_namespaced_pod_log(pod, namespace, container=container, timestamps=True,
+                                                     **self._opts())
+        return response.data.decode("utf-8", errors="replace")
+
+    def stream_log(self, namespace: str, pod: str, container: str, *, follow: bool,
+                   since_seconds: int | None = None) -> Any:
+        """Raw urllib3 response (timestamps on) to stream; the read timeout doubles as a keep-alive
+        check: a silent follow stream times out and is reopened without loss."""
+        return self.core.read_namespaced_pod_log(
             pod, namespace, container=container, follow=follow, timestamps=True, since_seconds=since_seconds,
             **self._opts())
-        if not follow:
-            response.data  # noqa: B018  read fully inside the retried call
-        return response
 
     def pod_metrics(self, namespace: str, selector: str) -> list[dict[str, Any]]:
         return _json(self.custom.list_namespaced_custom_object(

@@ -42,6 +42,10 @@ class RetryPolicy:
     def request_timeout(self) -> tuple[float, float]:
         return self.connect_timeout, self.read_timeout
 
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts must be >= 1")
+
     def delay(self, retry: int, retry_after: float | None = None,
               rand: Callable[[], float] = random.random) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""
@@ -74,10 +78,16 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, pydantic.ValidationError):
         errors = [f"{'.'.join(str(p) for p in e['loc'] if p != 'body')}: {e['msg']}" for e in exc.errors()]
         return "invalid manifest (client-side schema): " + "; ".join(errors[:5])
+    if isinstance(exc, BackendError):
+        return str(exc)
     return f"{type(exc).__name__}: {exc}"
 
 
 def retry_after(exc: BaseException) -> float | None:
+    """Seconds from a Retry-After header (or an error's own ``retry_after``), else None."""
+    own = getattr(exc, "retry_after", None)
+    if isinstance(own, (int, float)):
+        return float(own)
     headers = getattr(exc, "headers", None) or {}
     value = headers.get("Retry-After") if hasattr(headers, "get") else None
     try:
@@ -92,15 +102,20 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError))
 
 
-def call(what: str, fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None]) -> T:
+API_ERRORS = (ApiException, urllib3.exceptions.HTTPError, ConnectionError, TimeoutError, pydantic.ValidationError)
+
+
+def call(what: str, fn: Callable[[], T], policy: RetryPolicy, sleep: Callable[[float], None], *,
+         errors: tuple[type[BaseException], ...] = API_ERRORS,
+         retryable: Callable[[BaseException], bool] = is_retryable) -> T:
     """Run ``fn`` under ``policy``; raise KubeApiError("<what>: <reason>") when it fails for good."""
     for attempt in range(policy.attempts):
         try:
             return fn()
-        except (ApiException, urllib3.exceptions.HTTPError, ConnectionError, TimeoutError,
-                pydantic.ValidationError) as exc:
-            status = exc.status if isinstance(exc, ApiException) else None
-            if not is_retryable(exc):
+        except errors as exc:
+            status = getattr(exc, "status", None)
+            status = status if isinstance(status, int) else None
+            if not retryable(exc):
                 raise KubeApiError(f"{what}: {describe(exc)}", status) from exc
             if attempt + 1 >= policy.attempts:
                 raise KubeApiError(f"{what}: {describe(exc)} (gave up after {policy.attempts} attempts)",

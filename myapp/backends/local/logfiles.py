@@ -27,17 +27,28 @@ class ReplicaLog:
         self.last_stderr = ""
         self.last_stdout = ""
         self.count = 0
+        self.open_streams = 0  # pipes still being relayed (maintained by the pump)
+
+    def streams(self, delta: int) -> None:
+        with self._lock:
+            self.open_streams += delta
 
     def feed(self, key: int, stream: str, data: bytes, ts: float) -> None:
         buf = self._partial.pop(key, b"") + data
         lines = buf.split(b"\n")
         rest = lines.pop()
+        out = []
+        for line in lines:  # lines longer than MAX_LINE are cut in MAX_LINE pieces from their start
+            if len(line) <= MAX_LINE:
+                out.append(line)
+            else:
+                out.extend(line[i:i + MAX_LINE] for i in range(0, len(line), MAX_LINE))
         while len(rest) > MAX_LINE:
-            lines.append(rest[:MAX_LINE])
+            out.append(rest[:MAX_LINE])
             rest = rest[MAX_LINE:]
         if rest:
             self._partial[key] = rest
-        self._emit(lines, stream, ts)
+        self._emit(out, stream, ts)
 
     def eof(self, key: int, stream: str, ts: float) -> None:
         rest = self._partial.pop(key, b"")

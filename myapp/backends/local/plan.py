@@ -476,7 +476,8 @@ def _remap_ports(argv: list[str], env: dict[str, str], remap: Mapping[int, int])
         flag, eq, value = token.partition("=")
         if eq and "port" in flag.lower() and value.isdigit() and int(value) in remap:
             out[index] = f"{flag}={remap[int(value)]}"
-        elif index > 0 and token.isdigit() and int(token) in remap and "port" in out[index - 1].lower():
+        elif index > 0 and token.isdigit() and int(token) in remap and argv[index - 1].startswith("-") \
+                and "=" not in argv[index - 1] and "port" in argv[index - 1].lower():
             out[index] = str(remap[int(token)])
     env = {k: (str(remap[int(v)]) if "PORT" in k.upper() and v.isdigit() and int(v) in remap else v)
            for k, v in env.items()}

@@ -1,0 +1,269 @@
+"""KubernetesBackend: submit rendered manifests to one cluster and follow what they become."""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any, Callable
+
+from kubernetes import client, config
+
+from ...rendering.pod import pod_templates
+from ..base import (
+    JOB_NAME_LABEL, BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, ObjectRef, Status,
+)
+from . import adapters, logs as logs_mod, metrics as metrics_mod, retry as retry_mod
+from .resources import KubeApi, kind_of, pod_selector
+from .retry import KubeApiError, RetryPolicy
+
+# Objects other attempts may legitimately share by name (a stable Service, the traffic split of
+# a canary): on 409 they are brought to the submitted spec with a merge patch, not just adopted.
+CONVERGE_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler", "ConfigMap"})
+# What cancel deletes: the workload and its gang-scheduling PodGroup (Services etc. stay for cleanup).
+CANCEL_KINDS = frozenset({"PodGroup"})
+
+
+def _ident(ref: ObjectRef) -> str:
+    return f"{ref.kind}/{ref.name}"
+
+
+def _covers(actual: Any, desired: Any) -> bool:
+    """Does ``actual`` already contain ``desired`` (server-side defaults may add more)?"""
+    if isinstance(desired, Mapping):
+        return isinstance(actual, Mapping) and all(_covers(actual.get(k), v) for k, v in desired.items())
+    if isinstance(desired, list):
+        return (isinstance(actual, list) and len(actual) == len(desired)
+                and all(_covers(a, d) for a, d in zip(actual, desired)))
+    return actual == desired
+
+
+def _job_name(obj: Mapping[str, Any]) -> str:
+    """The JOB_NAME_LABEL value the workload puts on its pods (falls back to its name)."""
+    for template in pod_templates(obj):
+        labels = (template.template.get("metadata") or {}).get("labels") or {}
+        if labels.get(JOB_NAME_LABEL):
+            return labels[JOB_NAME_LABEL]
+    return obj["metadata"]["name"]
+
+
+class KubernetesBackend:
+    """The Backend protocol on one Kubernetes cluster (see docs/backends-kubernetes.md).
+
+    ``api_client`` should come from a Configuration with ``retries = False`` (``from_cluster``
+    does that) so ``retry`` is the only retry layer. ``sleep`` is used for backoff only;
+    ``poll_interval`` paces log following, ``drain_timeout`` bounds how long a follow keeps
+    reading containers that still run after the workload finished.
+    """
+
+    name = "kubernetes"
+
+    def __init__(self, api_client: client.ApiClient, *, dry_run: bool = False, retry: RetryPolicy = RetryPolicy(),
+                 prometheus_url: str | None = None, sleep: Callable[[float], None] = time.sleep,
+                 poll_interval: float = 1.0, drain_timeout: float = 30.0):
+        self.api_client = api_client
+        self.dry_run = dry_run
+        self.retry = retry
+        self.prometheus_url = prometheus_url or None
+        self.sleep = sleep
+        self.poll_interval = poll_interval
+        self.drain_timeout = drain_timeout
+        self.api = KubeApi(api_client, retry.request_timeout)
+        self._cancelled: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_cluster(cls, cluster: Any, **kwargs: Any) -> "KubernetesBackend":
+        """See the module-level ``from_cluster``."""
+        return from_cluster(cluster, **kwargs)
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    def _retry(self, what: str, fn: Callable[[], Any]) -> Any:
+        return retry_mod.call(what, fn, self.retry, self.sleep)
+
+    # --- submit --------------------------------------------------------------------------
+
+    @staticmethod
+    def _ref(obj: Mapping[str, Any]) -> ObjectRef:
+        if not isinstance(obj, Mapping) or not isinstance(obj.get("metadata"), Mapping):
+            raise BackendError("submit: every manifest needs apiVersion, kind and metadata")
+        kind_of(obj.get("apiVersion", ""), obj.get("kind", ""))  # UnsupportedKind
+        meta = obj["metadata"]
+        if not meta.get("name") or not meta.get("namespace"):
+            raise BackendError(f"submit: {obj['kind']} needs metadata.name and metadata.namespace")
+        return ObjectRef(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+
+    def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
+        """Create every object in order; an existing one (409) is adopted. The same attempt
+        submitted twice creates nothing new and returns an equal JobRef."""
+        objects = [copy.deepcopy(dict(m)) for m in manifests]
+        refs = [self._ref(obj) for obj in objects]
+        workloads = [i for i, r in enumerate(refs) if kind_of(r.api_version, r.kind).workload]
+        if not workloads:
+            raise BackendError("submit: no workload (Job, Deployment, training job, Notebook, Volcano Job) "
+                               f"among {[_ident(r) for r in refs]}")
+        if len({r.namespace for r in refs}) != 1:
+            raise BackendError(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
+        for obj, ref in zip(objects, refs):
+            self._create_or_adopt(obj, ref)
+        primary = refs[workloads[0]]
+        return JobRef(backend=self.name, namespace=primary.namespace, job_name=_job_name(objects[workloads[0]]),
+                      primary=primary, objects=tuple(refs))
+
+    def _create_or_adopt(self, obj: dict[str, Any], ref: ObjectRef) -> None:
+        try:
+            self._retry(f"create {_ident(ref)}", lambda: self.api.create(obj, self.dry_run))
+            return
+        except KubeApiError as error:
+            if error.status != 409:
+                raise
+        existing = self._retry(f"get {_ident(ref)}", lambda: self.api.get(ref))
+        if ref.kind not in CONVERGE_KINDS:
+            return
+        desired = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+        meta = {k: obj["metadata"][k] for k in ("labels", "annotations") if obj["metadata"].get(k)}
+        if meta:
+            desired["metadata"] = meta
+        if not _covers(existing, desired):
+            self._retry(f"update {_ident(ref)}", lambda: self.api.patch(ref, desired, self.dry_run))
+
+    # --- status --------------------------------------------------------------------------
+
+    def _was_cancelled(self, ref: JobRef) -> bool:
+        with self._lock:
+            return (ref.namespace, ref.job_name) in self._cancelled
+
+    def _get_optional(self, ref: ObjectRef) -> dict[str, Any] | None:
+        try:
+            return self._retry(f"get {_ident(ref)}", lambda: self.api.get(ref))
+        except KubeApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def _pods(self, ref: JobRef) -> list[dict[str, Any]]:
+        selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
+        return self._retry(f"list pods {selector}", lambda: self.api.list_pods(ref.namespace, selector))
+
+    @staticmethod
+    def _url(ref: JobRef) -> str | None:
+        primary = ref.primary
+        if primary.kind == "Notebook":
+            return f"/notebook/{primary.namespace}/{primary.name}/"  # NB_PREFIX behind the Istio gateway
+        services = [o for o in ref.objects if o.kind == "Service"]
+        stable = [s for s in services if s.name != primary.name]  # the version-independent entry point
+        chosen = (stable or services or [None])[0]
+        return f"http://{chosen.name}.{chosen.namespace}.svc.cluster.local" if chosen else None
+
+    def status(self, ref: JobRef) -> Status:
+        if self._was_cancelled(ref):
+            return Status(JobState.CANCELLED, "cancelled")
+        obj = self._get_optional(ref.primary)
+        if obj is None:
+            return Status(JobState.FAILED, f"{_ident(ref.primary)} no longer exists (deleted outside the platform?)")
+        base = adapters.workload_status(obj)
+        if base.state is JobState.CANCELLED:
+            return base
+        podgroups = ([self._get_optional(o) for o in ref.objects if o.kind == "PodGroup"]
+                     if base.state is JobState.PENDING else [])
+        return adapters.combine(base, self._pods(ref), podgroups, self._url(ref))
+
+    def _finished(self, ref: JobRef) -> bool:
+        """Cheap terminal check for log following: the primary object alone."""
+        if self._was_cancelled(ref):
+            return True
+        obj = self._get_optional(ref.primary)
+        return obj is None or adapters.workload_status(obj).state in adapters.TERMINAL
+
+    # --- logs and metrics ----------------------------------------------------------------
+
+    def logs(self, ref: JobRef, follow: bool = False, after: dict[str, int] | None = None) -> Iterator[LogLine]:
+        after = dict(after or {})
+        if follow:
+            yield from logs_mod.Follower(self, ref, after)
+        else:
+            yield from logs_mod.snapshot(self, ref, after)
+
+    def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
+        pods = self._pods(ref)
+        if self.prometheus_url:
+            def call(what: str, fn: Callable[[], Any]) -> Any:
+                return retry_mod.call(what, fn, self.retry, self.sleep, errors=(metrics_mod.PrometheusError,),
+                                      retryable=metrics_mod.is_retryable)
+            return metrics_mod.from_prometheus(self.prometheus_url, ref.namespace, pods, since, call,
+                                               timeout=self.retry.read_timeout)
+        selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
+        items = self._retry("list PodMetrics (metrics.k8s.io)", lambda: self.api.pod_metrics(ref.namespace, selector))
+        return metrics_mod.from_metrics_api(items, pods, since)
+
+    # --- cancel and cleanup --------------------------------------------------------------
+
+    def _delete(self, ref: ObjectRef, propagation: str) -> None:
+        try:
+            self._retry(f"delete {_ident(ref)}", lambda: self.api.delete(ref, propagation))
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+
+    def _delete_pods(self, ref: JobRef) -> None:
+        selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
+        self._retry(f"delete pods {selector}", lambda: self.api.delete_pods(ref.namespace, selector))
+
+    def cancel(self, ref: JobRef) -> None:
+        """Mark the workload cancelled (annotation + in-process marker), then delete it, its
+        PodGroup and its pods. status() reports CANCELLED from then on."""
+        with self._lock:
+            self._cancelled.add((ref.namespace, ref.job_name))
+        try:
+            patch = {"metadata": {"annotations": {adapters.CANCELLED_ANNOTATION: "true"}}}
+            self._retry(f"annotate {_ident(ref.primary)}", lambda: self.api.patch(ref.primary, patch))
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
+        self._delete(ref.primary, "Foreground")
+        for obj in ref.objects:
+            if obj.kind in CANCEL_KINDS:
+                self._delete(obj, "Foreground")
+        self._delete_pods(ref)
+
+    def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
+        """Archive every pod's full log, then delete every submitted object and leftover pod.
+        Idempotent: objects already gone are fine, and an existing archive is never replaced
+        by an empty one once the pods are gone."""
+        lines = list(self.logs(ref))
+        if lines or not archive.read(ref):
+            archive.write(ref, lines)
+        for obj in reversed(ref.objects):
+            self._delete(obj, "Background")
+        self._delete_pods(ref)
+
+
+def _field(cluster: Any, name: str) -> Any:
+    value = cluster.get(name) if isinstance(cluster, Mapping) else getattr(cluster, name, None)
+    return getattr(value, "value", value)  # enums (ClusterKind) -> their value
+
+
+def from_cluster(cluster: Any, *, config_file: str | None = None, **kwargs: Any) -> KubernetesBackend:
+    """A backend for one Cluster row (or any mapping / object with the same fields), with its
+    own Configuration: kubeconfig context, or the in-cluster service account. The library's
+    global default configuration is never touched, so several clusters coexist."""
+    name = _field(cluster, "name") or "<unnamed>"
+    if _field(cluster, "kind") not in (None, "kubernetes"):
+        raise BackendError(f"cluster {name} is not a Kubernetes cluster ({_field(cluster, 'kind')})")
+    configuration = client.Configuration()
+    configuration.retries = False  # RetryPolicy is the only retry layer
+    try:
+        if _field(cluster, "in_cluster"):
+            config.load_incluster_config(client_configuration=configuration)
+            api_client = client.ApiClient(configuration)
+        elif _field(cluster, "kube_context"):
+            api_client = config.new_client_from_config(config_file=config_file, context=_field(cluster, "kube_context"),
+                                                       client_configuration=configuration)
+        else:
+            raise BackendError(f"cluster {name}: set kube_context or in_cluster")
+    except config.ConfigException as exc:
+        raise BackendError(f"cluster {name}: {exc}") from exc
+    kwargs.setdefault("prometheus_url", _field(cluster, "prometheus_url"))
+    return KubernetesBackend(api_client, **kwargs)

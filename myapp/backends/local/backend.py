@@ -1,0 +1,289 @@
+"""LocalBackend: the embedded default backend, running rendered manifests as host processes.
+
+Layout of ``workdir``::
+
+    <namespace>/<job-name>/            the attempt's working folder (cwd of its processes)
+    <namespace>/<job-name>/.myapp/     spec.json, state.json, supervisor.json, logs/, metrics.jsonl
+    secrets/<name>/<key>               values for secretKeyRef (configmaps/<name>/<key> likewise)
+    gpus.json                          machine-wide GPU allocations
+
+Each submitted job gets a detached supervisor process (``supervisor.py``); this class only
+plans, spawns and reads files, so any instance (e.g. of a restarted worker) can answer for
+any job.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from ..base import BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, Status
+from .gpu import GpuDevice, GpuPool, nvml_devices
+from .logfiles import LogCursor
+from .plan import Planner, Settings
+from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
+
+META = ".myapp"
+TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+TERMINAL = frozenset(s.value for s in TERMINAL_STATES)  # as written in state.json
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+GpuSource = str | Sequence[GpuDevice] | Callable[[], Sequence[GpuDevice]]
+
+
+class LocalBackend:
+    """Run manifests as processes on this machine. See docs/backends-local.md.
+
+    ``gpus``: "auto" reads the devices through NVML (none without nvidia-ml-py / a driver), a
+    list fixes them, a callable is asked on every submit (tests inject fake devices this way).
+    ``python``: the interpreter that replaces the image's ``python`` (default: this one).
+    """
+
+    name = "local"
+
+    def __init__(self, workdir: Path | str, *, gpus: GpuSource = "auto", catalog_root: Path | str | None = None,
+                 python: str | None = None, extra_env: Mapping[str, str] | None = None,
+                 restart_delay: float = 1.0, max_restart_delay: float = 300.0, grace_period: float = 10.0,
+                 metrics_interval: float = 5.0, poll_interval: float = 0.05):
+        self.workdir = Path(workdir).resolve()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if catalog_root is None:
+            from myapp.catalog import catalog_root as default_root
+
+            catalog_root = default_root()
+        self.catalog_root = Path(catalog_root).resolve()
+        self.python = python or sys.executable
+        self.extra_env = dict(extra_env or {})
+        self.settings = Settings(restart_delay=restart_delay, max_restart_delay=max_restart_delay,
+                                 grace_period=grace_period, metrics_interval=metrics_interval,
+                                 poll_interval=poll_interval)
+        self.poll_interval = poll_interval
+        self._gpus = gpus
+        self._auto_devices: list[GpuDevice] | None = None
+        self._children: list[subprocess.Popen] = []
+
+    # -- paths --------------------------------------------------------------------------------
+    def job_dir(self, ref: JobRef) -> Path:
+        return self.workdir / ref.namespace / ref.job_name
+
+    def _meta(self, ref: JobRef) -> Path:
+        return self.job_dir(ref) / META
+
+    def _devices(self) -> tuple[list[GpuDevice], str]:
+        if self._gpus == "auto":
+            if self._auto_devices is None:
+                self._auto_devices = nvml_devices()
+            return list(self._auto_devices), "nvml" if self._auto_devices else "none"
+        devices = self._gpus() if callable(self._gpus) else self._gpus
+        return list(devices), "injected" if devices else "none"
+
+    def gpu_pool(self) -> GpuPool:
+        return GpuPool(self.workdir / "gpus.json", self._devices()[0])
+
+    # -- Backend protocol ---------------------------------------------------------------------
+    def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
+        devices, source = self._devices()
+        planner = Planner(workdir=self.workdir, catalog_root=self.catalog_root, python=self.python,
+                          extra_env=self.extra_env, devices=devices, gpu_source=source, settings=self.settings)
+        ref, run = planner.plan(manifests)
+        meta = self._meta(ref)
+        with self._job_lock(ref):
+            if (meta / "spec.json").exists():  # same attempt submitted again: adopt it
+                if read_json(meta / "supervisor.json") is None:
+                    self._spawn(ref)
+                return ref
+            (meta / "logs").mkdir(parents=True, exist_ok=True)
+            run["ref"] = ref.as_dict()
+            run["gpu_pool"] = str(self.workdir / "gpus.json")
+            write_json(meta / "spec.json", run)
+            self._spawn(ref)
+        return ref
+
+    def status(self, ref: JobRef) -> Status:
+        state = self._state(ref)
+        replicas: dict[str, dict[str, int]] = {}
+        for info in state.get("replicas", {}).values():
+            counts = replicas.setdefault(info["type"], {"active": 0, "succeeded": 0, "failed": 0, "restarts": 0})
+            phase = info["phase"]
+            counts["active"] += phase in ("running", "backoff")
+            counts["succeeded"] += phase == "succeeded"
+            counts["failed"] += phase == "failed"
+            counts["restarts"] += info.get("restarts", 0)
+        return Status(state=JobState(state["state"]), reason=state.get("reason", ""), replicas=replicas,
+                      exit_code=state.get("exit_code"), url=state.get("url"))
+
+    def logs(self, ref: JobRef, follow: bool = False, after: dict[str, int] | None = None) -> Iterator[LogLine]:
+        spec = self._spec(ref)
+        after = dict(after or {})
+        logs_dir = self._meta(ref) / "logs"
+        cursors = [LogCursor(r["name"], logs_dir / f"{r['name']}.log", after.get(r["name"], 0))
+                   for r in spec["replicas"]]
+        try:
+            while True:
+                # Read the state first: once it is terminal the supervisor has flushed every line,
+                # so the read below is complete and the follower can stop.
+                done = not follow or self._finished(ref)
+                batch = [line for cursor in cursors for line in cursor.read()]
+                batch.sort(key=lambda line: line.timestamp)
+                yield from batch
+                if done:
+                    return
+                if not batch:
+                    time.sleep(self.poll_interval)
+        finally:
+            for cursor in cursors:
+                cursor.close()
+
+    def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
+        self._spec(ref)
+        path = self._meta(ref) / "metrics.jsonl"
+        out = []
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for row in fh:
+                    if not row.endswith("\n"):
+                        break  # being written
+                    data = json.loads(row)
+                    if since is None or data["timestamp"] > since:
+                        out.append(MetricSample(**data))
+        except FileNotFoundError:
+            pass
+        return out
+
+    def cancel(self, ref: JobRef) -> None:
+        meta = self._meta(ref)
+        if not (meta / "spec.json").exists():
+            return
+        state = self._state(ref)
+        if state["state"] in TERMINAL:
+            return
+        (meta / "cancel").touch()
+        supervisor = process(ProcessId.from_dict(read_json(meta / "supervisor.json")))
+        if supervisor is not None:
+            try:
+                supervisor.send_signal(signal.SIGTERM)
+            except Exception:  # noqa: BLE001 - it just exited
+                pass
+        spec = self._spec(ref)
+        deadline = time.monotonic() + spec["settings"]["grace_period"] + 10
+        while time.monotonic() < deadline:
+            if self._state(ref)["state"] in TERMINAL:
+                return
+            time.sleep(0.02)
+        # The supervisor did not answer: stop the processes ourselves.
+        self._take_over(ref, state, "cancelled", "cancelled (the local supervisor did not respond)")
+
+    def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
+        meta = self._meta(ref)
+        if not (meta / "spec.json").exists():
+            return
+        if self._state(ref)["state"] not in TERMINAL:
+            self.cancel(ref)
+        supervisor = process(ProcessId.from_dict(read_json(meta / "supervisor.json")))
+        if supervisor is not None:  # it exits right after writing the final state
+            try:
+                supervisor.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - psutil.TimeoutExpired: remove anyway
+                pass
+        archive.write(ref, list(self.logs(ref)))
+        GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
+        shutil.rmtree(self.job_dir(ref), ignore_errors=True)
+        self._reap()
+
+    # -- helpers beyond the protocol ----------------------------------------------------------
+    def wait(self, ref: JobRef, timeout: float | None = None,
+             until: Callable[[Status], bool] | None = None) -> Status:
+        """Poll status until it is terminal (or ``until(status)``); TimeoutError after ``timeout``."""
+        until = until or (lambda s: s.state in TERMINAL_STATES)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.status(ref)
+            if until(status):
+                return status
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"{ref.namespace}/{ref.job_name} still {status.state.value} after {timeout} s: "
+                                   f"{status.reason}")
+            time.sleep(self.poll_interval)
+
+    # -- internals ----------------------------------------------------------------------------
+    @contextmanager
+    def _job_lock(self, ref: JobRef) -> Iterator[None]:
+        folder = self.workdir / ref.namespace
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f".{ref.job_name}.lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
+
+    def _spawn(self, ref: JobRef) -> None:
+        meta = self._meta(ref)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+        with open(meta / "supervisor.log", "ab") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "myapp.backends.local.supervisor", str(self.job_dir(ref))],
+                                    cwd=self.job_dir(ref), env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+        self._children.append(proc)
+        try:
+            ident = ProcessId.of(proc.pid)
+        except Exception:  # noqa: BLE001 - already gone; status() will notice
+            ident = ProcessId(proc.pid, 0.0)
+        write_json(meta / "supervisor.json", ident.as_dict())
+
+    def _reap(self) -> None:
+        self._children = [p for p in self._children if p.poll() is None]
+
+    def _spec(self, ref: JobRef) -> dict[str, Any]:
+        spec = read_json(self._meta(ref) / "spec.json")
+        if spec is None:
+            raise BackendError(f"no local job {ref.namespace}/{ref.job_name} in {self.workdir}")
+        return spec
+
+    def _finished(self, ref: JobRef) -> bool:
+        state = read_json(self._meta(ref) / "state.json")
+        if state is None:
+            return not self._meta(ref).exists()  # cleaned up under us
+        return state["state"] in TERMINAL or self._state(ref)["state"] in TERMINAL
+
+    def _state(self, ref: JobRef) -> dict[str, Any]:
+        """state.json, after making sure a non-terminal state still has a live supervisor."""
+        self._spec(ref)
+        self._reap()
+        meta = self._meta(ref)
+        state = read_json(meta / "state.json")
+        if state is not None and state["state"] in TERMINAL:
+            return state
+        supervisor = ProcessId.from_dict(read_json(meta / "supervisor.json"))
+        if supervisor is None or is_alive(supervisor):
+            return state or {"state": "pending", "reason": "starting", "replicas": {}}
+        state = read_json(meta / "state.json")  # it may have finished in between
+        if state is not None and state["state"] in TERMINAL:
+            return state
+        return self._take_over(ref, state or {}, "failed",
+                               f"the local supervisor (pid {supervisor.pid}) died; see {meta / 'supervisor.log'}")
+
+    def _take_over(self, ref: JobRef, state: dict[str, Any], final: str, reason: str) -> dict[str, Any]:
+        """Stop a job whose supervisor is gone: kill its process groups, free its GPUs, record why."""
+        with self._job_lock(ref):
+            current = read_json(self._meta(ref) / "state.json") or state
+            if current.get("state") in TERMINAL:
+                return current
+            leaders = [ProcessId(r["pid"], r["create_time"]) for r in current.get("replicas", {}).values()
+                       if r.get("pid")]
+            terminate_groups(leaders, self.settings.grace_period)
+            GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
+            for info in current.get("replicas", {}).values():
+                if info.get("phase") in ("running", "backoff", "pending"):
+                    info["phase"] = "stopped"
+                info["pid"] = info["create_time"] = None
+            current.update(state=final, reason=reason, finished_at=time.time(), url=None)
+            current.setdefault("replicas", {})
+            write_json(self._meta(ref) / "state.json", current)
+            return current

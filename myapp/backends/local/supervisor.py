@@ -1,0 +1,574 @@
+"""The supervisor of one local job: a detached process that does what kubelet + the operators do.
+
+``python -m myapp.backends.local.supervisor <attempt folder>`` reads ``.myapp/spec.json``
+(written by LocalBackend.submit), then:
+
+* waits for GPUs from the machine-wide pool (state "waiting") and hands them out through
+  CUDA_VISIBLE_DEVICES;
+* starts every replica as a process in its own session / process group, running its init
+  containers first, stdout and stderr relayed line by line into ``.myapp/logs/<replica>.log``;
+* restarts replicas per their restart policy with exponential delay, counts the job's
+  backoff limit, applies the success policy (Master / Chief / worker-0 / all), the deadline,
+  and readiness probes of services;
+* samples CPU / memory (whole process tree) and GPU (NVML) per replica into ``metrics.jsonl``;
+* on SIGTERM (or a ``.myapp/cancel`` file) stops every process group: SIGTERM, grace, SIGKILL;
+* keeps ``.myapp/state.json`` current (atomic rewrites) and exits when the job is finished.
+
+Being a separate process, it outlives the worker that submitted the job: a restarted worker
+reads the same files and still answers status / logs / cancel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .gpu import GpuPool, GpuSampler
+from .logfiles import ReplicaLog
+from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
+
+META = ".myapp"
+TERMINAL = ("succeeded", "failed", "cancelled")
+SETTLE_SECONDS = 1.0
+
+
+class Pump(threading.Thread):
+    """One thread relaying every replica pipe into its log file (selector over all fds)."""
+
+    def __init__(self) -> None:
+        super().__init__(name="log-pump", daemon=True)
+        self._sel = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = os.pipe()
+        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        self._lock = threading.Lock()
+        self._pending: list[tuple[int, ReplicaLog, str]] = []
+        self._open: set[int] = set()
+        self._stopping = False
+
+    def add(self, fd: int, log: ReplicaLog, stream: str) -> None:
+        log.streams(+1)
+        with self._lock:
+            self._pending.append((fd, log, stream))
+            self._open.add(fd)
+        os.write(self._wake_w, b"x")
+
+    def open_count(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+    def close(self, timeout: float) -> None:
+        """Let open pipes drain until EOF (at most ``timeout`` seconds), then stop."""
+        deadline = time.monotonic() + timeout
+        while self.open_count() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._stopping = True
+        os.write(self._wake_w, b"x")
+        self.join(timeout=5)
+
+    def _drop(self, fd: int, log: ReplicaLog, stream: str) -> None:
+        self._sel.unregister(fd)
+        os.set_blocking(fd, False)
+        try:  # whatever is still buffered in the pipe
+            while data := os.read(fd, 1 << 16):
+                log.feed(fd, stream, data, time.time())
+        except OSError:
+            pass
+        os.close(fd)
+        log.eof(fd, stream, time.time())
+        log.streams(-1)
+        with self._lock:
+            self._open.discard(fd)
+
+    def run(self) -> None:
+        while True:
+            events = self._sel.select(timeout=0.5)
+            touched: set[ReplicaLog] = set()
+            for key, _ in events:
+                if key.data is None:
+                    os.read(self._wake_r, 4096)
+                    with self._lock:
+                        pending, self._pending = self._pending, []
+                    for fd, log, stream in pending:
+                        self._sel.register(fd, selectors.EVENT_READ, (log, stream))
+                    continue
+                log, stream = key.data
+                try:
+                    data = os.read(key.fd, 1 << 16)
+                except OSError:
+                    data = b""
+                if data:
+                    log.feed(key.fd, stream, data, time.time())
+                else:
+                    self._drop(key.fd, log, stream)
+                touched.add(log)
+            for log in touched:
+                log.flush()
+            if self._stopping:
+                for key in list(self._sel.get_map().values()):
+                    if key.data is not None:
+                        self._drop(key.fd, *key.data)
+                        key.data[0].flush()
+                return
+
+
+class Replica:
+    def __init__(self, spec: dict[str, Any], log: ReplicaLog):
+        self.spec = spec
+        self.name: str = spec["name"]
+        self.type: str = spec["type"]
+        self.log = log
+        self.phase = "pending"  # pending, running, backoff, succeeded, failed, stopped
+        self.stage = 0  # index into spec["containers"] (init containers first)
+        self.proc: subprocess.Popen | None = None
+        self.ident: ProcessId | None = None
+        self.restarts = 0
+        self.backoff_steps = 0
+        self.exit_code: int | None = None
+        self.last_line = ""
+        self.started_at = 0.0
+        self.next_start = 0.0
+        self.ready = False
+        self.next_probe = 0.0
+        self.gpus: list[int] = []
+
+
+class Supervisor:
+    def __init__(self, jobdir: Path):
+        self.jobdir = Path(jobdir)
+        self.meta = self.jobdir / META
+        self.spec: dict[str, Any] = json.loads((self.meta / "spec.json").read_text())
+        self.settings: dict[str, Any] = self.spec["settings"]
+        self.mode: str = self.spec["mode"]
+        self.me = ProcessId.of(os.getpid())
+        (self.meta / "logs").mkdir(exist_ok=True)
+        self.replicas = [Replica(r, ReplicaLog(self.meta / "logs" / f"{r['name']}.log"))
+                         for r in self.spec["replicas"]]
+        self.by_leader: dict[int, Replica] = {}
+        self.pump = Pump()
+        self.cancel_requested = False
+        self.failures = 0
+        self.state = "pending"
+        self.reason = ""
+        self.started_at = time.time()
+        self.last_written = ""
+        self.note = ""
+        self.metrics_at = 0.0
+        self.cpu_seen: dict[tuple[int, float], float] = {}
+        self.gpu_sampler: GpuSampler | None = None
+        self.exit_code: int | None = None
+        self.owner = f"{self.spec['namespace']}/{self.spec['job_name']}"
+        self.pool = GpuPool(Path(self.spec["gpu_pool"]),
+                            [_Device(d["index"]) for d in self.spec["gpu"]["devices"]])
+
+    # -- main ---------------------------------------------------------------------------------
+    def run(self) -> int:
+        become_subreaper()
+        signal.signal(signal.SIGTERM, self._on_term)
+        signal.signal(signal.SIGINT, self._on_term)
+        self.pump.start()
+        self.write_state(force=True)
+        if self.spec.get("failure"):
+            return self.finish("failed", self.spec["failure"])
+        if not self.allocate_gpus():
+            return 0
+        if self.spec["gpu"]["source"] == "nvml":
+            self.gpu_sampler = GpuSampler()
+        for replica in self.replicas:
+            self.launch(replica)
+        poll = self.settings["poll_interval"]
+        while True:
+            outcome = self.step()
+            if outcome:
+                return self.finish(*outcome)
+            self.write_state()
+            time.sleep(poll)
+
+    def _on_term(self, signum: int, frame: Any) -> None:
+        self.cancel_requested = True
+
+    def cancelled(self) -> bool:
+        return self.cancel_requested or (self.meta / "cancel").exists()
+
+    def step(self) -> tuple[str, str, int | None] | None:
+        now = time.time()
+        if self.cancelled():
+            return "cancelled", "cancelled", None
+        for replica in self.replicas:
+            if replica.proc is not None:
+                code = replica.proc.poll()
+                if code is not None:
+                    fatal = self.on_exit(replica, code)
+                    if fatal:
+                        return "failed", fatal, replica.exit_code
+            if replica.phase == "backoff" and now >= replica.next_start:
+                self.launch(replica)
+        leaders = [r for r in self.replicas if r.name in self.spec["success"]]
+        if leaders and all(r.phase == "succeeded" for r in leaders):
+            self.settle()
+            return "succeeded", "", 0
+        deadline = self.spec.get("active_deadline")
+        if deadline and now - self.started_at > deadline:
+            return "failed", f"DeadlineExceeded: the job ran longer than {deadline} s", None
+        self.probe(now)
+        if now >= self.metrics_at:
+            self.metrics_at = now + self.settings["metrics_interval"]
+            self.sample_metrics(now)
+            self.reap_orphans()
+        return None
+
+    # -- GPUs ---------------------------------------------------------------------------------
+    def allocate_gpus(self) -> bool:
+        wanted = sum(r.spec["gpus"] for r in self.replicas)
+        devices = self.pool.devices
+        if wanted == 0:
+            return True
+        if not devices:
+            self.note = f"asked for {wanted} GPU(s); this host has none: running on CPU"
+            return True
+        if wanted > len(devices):
+            self.finish("failed", f"Unschedulable: the job needs {wanted} GPU(s), this host has {len(devices)}")
+            return False
+        while True:
+            if self.cancelled():
+                self.finish("cancelled", "cancelled")
+                return False
+            got = self.pool.allocate(self.owner, wanted, self.me)
+            if got is not None:
+                break
+            self.state = "waiting"
+            self.reason = f"waiting for {wanted} GPU(s): {len(self.pool.free())} of {len(devices)} free"
+            self.write_state()
+            time.sleep(0.2)
+        self.state, self.reason = "pending", ""
+        for replica in self.replicas:
+            replica.gpus, got = got[:replica.spec["gpus"]], got[replica.spec["gpus"]:]
+        return True
+
+    # -- processes ----------------------------------------------------------------------------
+    def launch(self, replica: Replica) -> None:
+        container = replica.spec["containers"][replica.stage]
+        env = dict(container["env"])
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in replica.gpus)
+        if replica.gpus:
+            env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # NVML's order, so the indices mean the same devices
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            proc = subprocess.Popen(container["argv"], cwd=self.spec["cwd"], env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out_w, stderr=err_w, start_new_session=True, close_fds=True)
+        except OSError as exc:
+            proc = None
+            os.write(err_w, f"cannot start {container['argv'][0]}: {exc}\n".encode())
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        self.pump.add(out_r, replica.log, "o")
+        self.pump.add(err_r, replica.log, "e")
+        replica.started_at = time.time()
+        replica.ready = False
+        replica.next_probe = 0.0
+        if proc is None:
+            replica.proc, replica.ident = _Failed(128), None
+            replica.phase = "running"
+            return
+        replica.proc = proc
+        try:
+            replica.ident = ProcessId.of(proc.pid)
+        except psutil.Error:
+            replica.ident = ProcessId(proc.pid, time.time())
+        self.by_leader[proc.pid] = replica
+        replica.phase = "running"
+
+    def on_exit(self, replica: Replica, code: int) -> str | None:
+        """A container ended: next init stage, restart, success or a fatal failure (returned)."""
+        if code < 0:
+            code = 128 - code  # killed by signal N: reported as 128+N, like a container runtime
+        if replica.ident is not None:
+            signal_group(replica.ident.pid, signal.SIGKILL)  # the container is gone: so is all it started
+            self.by_leader.pop(replica.ident.pid, None)
+        container = replica.spec["containers"][replica.stage]
+        ran = time.time() - replica.started_at
+        replica.proc, replica.ident = None, None
+        replica.exit_code = code
+        if container["init"] and code == 0:
+            replica.stage += 1
+            self.launch(replica)
+            return None
+        deadline = time.monotonic() + 1.0
+        while replica.log.open_streams and time.monotonic() < deadline:
+            time.sleep(0.005)  # let the pump relay the last lines before we quote them
+        replica.last_line = replica.log.last_line()
+        policy = replica.spec["restart_policy"]
+        success = code == 0
+        if success and policy != "Always":
+            replica.phase = "succeeded"
+            return None
+        retry = {"Always": True, "OnFailure": not success, "ExitCode": code >= 128,
+                 "Never": self.mode == "batch"}.get(policy, False)  # a Job replaces a failed pod
+        limit = self.spec.get("backoff_limit")
+        if not success and (not retry or (limit is not None and self.failures >= limit)):
+            replica.phase = "failed"
+            prefix = "BackoffLimitExceeded: " if retry else ""
+            restarts = f" after {replica.restarts} restart{'s' if replica.restarts != 1 else ''}" \
+                if replica.restarts else ""
+            last = f": {replica.last_line}" if replica.last_line else ""
+            return f"{prefix}{replica.name} exited with code {code}{restarts}{last}"
+        if not success:
+            self.failures += 1
+        replica.restarts += 1
+        if ran >= self.settings["backoff_reset"]:
+            replica.backoff_steps = 0
+        delay = min(self.settings["restart_delay"] * 2 ** replica.backoff_steps, self.settings["max_restart_delay"])
+        replica.backoff_steps += 1
+        replica.phase = "backoff"
+        replica.next_start = time.time() + delay
+        if policy == "Never" or container["init"]:
+            replica.stage = 0  # a new pod: its init containers run again
+        if self.mode == "service":
+            self.note = (f"CrashLoopBackOff: {replica.name} exited with code {code}, restart {replica.restarts} "
+                         f"in {delay:.1f} s" + (f": {replica.last_line}" if replica.last_line else ""))
+        return None
+
+    def settle(self) -> None:
+        """The job succeeded: replicas still running (workers finishing in step with the master)
+        get a moment to exit on their own before the rest (parameter servers) is stopped."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while time.monotonic() < deadline:
+            busy = False
+            for replica in self.replicas:
+                if replica.proc is not None and replica.phase == "running":
+                    code = replica.proc.poll()
+                    if code is None:
+                        busy = True
+                    elif code == 0 and not replica.spec["containers"][replica.stage]["init"]:
+                        self.on_exit(replica, code)
+            if not busy:
+                return
+            time.sleep(0.02)
+
+    def probe(self, now: float) -> None:
+        for replica in self.replicas:
+            if replica.phase != "running" or replica.ready or now < replica.next_probe:
+                continue
+            replica.next_probe = now + 0.2
+            ready = replica.spec.get("ready")
+            if replica.stage < len(replica.spec["containers"]) - 1:
+                continue
+            if ready is None:
+                replica.ready = True
+            elif ready["type"] == "tcp":
+                replica.ready = _tcp_open(ready["port"])
+            else:
+                replica.ready = _http_ok(ready["port"], ready.get("path", "/"))
+
+    def finish(self, state: str, reason: str, exit_code: int | None = None) -> int:
+        grace = self.settings["grace_period"]
+        leaders, graces = [], []
+        for replica in self.replicas:
+            if replica.ident is not None:
+                leaders.append(replica.ident)
+                graces.append(replica.spec.get("grace_period") or grace)
+        strays = []
+        try:
+            strays = psutil.Process().children(recursive=True)
+        except psutil.Error:
+            pass
+        terminate_groups(leaders, min(graces) if graces else grace, extra=strays)
+        for replica in self.replicas:
+            if replica.proc is not None:
+                try:
+                    code = replica.proc.wait(timeout=5)
+                    replica.exit_code = 128 - code if code < 0 else code
+                except subprocess.TimeoutExpired:
+                    pass
+                replica.proc, replica.ident = None, None
+                replica.phase = "stopped"
+            elif replica.phase in ("pending", "backoff"):
+                replica.phase = "stopped"
+        self.pump.close(timeout=3)
+        for replica in self.replicas:
+            replica.log.close()
+        if self.gpu_sampler is not None:
+            self.gpu_sampler.close()
+        self.pool.release(self.owner)
+        self.state, self.reason = state, reason
+        self.exit_code = exit_code
+        self.write_state(force=True, finished=True)
+        return 0
+
+    def reap_orphans(self) -> None:
+        """Subreaper duty: collect orphaned grandchildren that died (not our Popen children)."""
+        ours = {r.proc.pid for r in self.replicas if isinstance(r.proc, subprocess.Popen)}
+        try:
+            children = psutil.Process().children()
+        except psutil.Error:
+            return
+        for child in children:
+            try:
+                if child.pid not in ours and child.status() == psutil.STATUS_ZOMBIE:
+                    os.waitpid(child.pid, os.WNOHANG)
+            except (psutil.Error, ChildProcessError):
+                continue
+
+    # -- metrics ------------------------------------------------------------------------------
+    def sample_metrics(self, now: float) -> None:
+        trees: dict[str, list[psutil.Process]] = {}
+        try:
+            me = psutil.Process()
+            for proc in me.children(recursive=True):
+                replica = self._owner_of(proc, me.pid)
+                if replica is not None:
+                    trees.setdefault(replica.name, []).append(proc)
+        except psutil.Error:
+            return
+        window = self.settings["metrics_interval"]
+        seen: dict[tuple[int, float], float] = {}
+        rows = []
+        for replica in self.replicas:
+            procs = trees.get(replica.name)
+            if not procs:
+                continue
+            cpu, memory = 0.0, 0
+            for proc in procs:
+                try:
+                    with proc.oneshot():
+                        times = proc.cpu_times()
+                        total = times.user + times.system
+                        created = proc.create_time()
+                        memory += proc.memory_info().rss
+                except psutil.Error:
+                    continue
+                key = (proc.pid, created)
+                seen[key] = total
+                if key in self.cpu_seen:
+                    cpu += (total - self.cpu_seen[key]) / window
+                else:  # new since the last sample: its average rate over its life (or the window)
+                    cpu += total / max(min(now - created, window), 1e-3)
+            gpu_util = gpu_memory = None
+            if self.gpu_sampler is not None and replica.gpus:
+                gpu_util, gpu_memory = self.gpu_sampler.sample(replica.gpus, {p.pid for p in procs})
+            rows.append({"timestamp": now, "replica": replica.name, "cpu_cores": round(max(cpu, 0.0), 4),
+                         "memory_bytes": memory, "gpu_utilization": gpu_util, "gpu_memory_bytes": gpu_memory})
+        self.cpu_seen = seen
+        if rows:
+            with open(self.meta / "metrics.jsonl", "a", encoding="utf-8") as fh:
+                fh.write("".join(json.dumps(row) + "\n" for row in rows))
+
+    def _owner_of(self, proc: psutil.Process, me: int) -> Replica | None:
+        """The replica a descendant belongs to: the replica leader among its ancestors, else its
+        session (a process orphaned to us keeps the session of the replica that started it)."""
+        try:
+            current = proc
+            while True:
+                if current.pid in self.by_leader:
+                    return self.by_leader[current.pid]
+                parent = current.ppid()
+                if parent == me or parent <= 1:
+                    break
+                current = psutil.Process(parent)
+            return self.by_leader.get(os.getsid(proc.pid))
+        except (psutil.Error, OSError):
+            return None
+
+    # -- state --------------------------------------------------------------------------------
+    def current_state(self) -> tuple[str, str]:
+        if self.state in TERMINAL or self.state == "waiting":
+            return self.state, self.reason
+        if self.mode == "service":
+            if all(r.ready for r in self.replicas):
+                return "running", ""
+            waiting = [r.name for r in self.replicas if not r.ready]
+            return "pending", self.note or f"not ready yet: {', '.join(waiting)}"
+        if any(r.phase in ("running", "succeeded") for r in self.replicas):
+            return "running", self.note
+        return "pending", self.note
+
+    def write_state(self, force: bool = False, finished: bool = False) -> None:
+        state, reason = self.current_state()
+        replicas = {}
+        for r in self.replicas:
+            replicas[r.name] = {
+                "type": r.type, "phase": r.phase, "restarts": r.restarts, "exit_code": r.exit_code,
+                "ready": r.ready, "gpus": r.gpus, "last_line": r.last_line,
+                "pid": r.ident.pid if r.ident else None, "create_time": r.ident.create_time if r.ident else None,
+            }
+        url = None
+        if self.mode == "service" and state == "running":
+            url = next((r.spec.get("url") for r in self.replicas if r.spec.get("url")), None)
+        data = {"state": state, "reason": reason, "replicas": replicas, "url": url,
+                "exit_code": self.exit_code, "supervisor": self.me.as_dict(),
+                "started_at": self.started_at, "finished_at": time.time() if finished else None}
+        text = json.dumps(data, sort_keys=True)
+        if force or text != self.last_written:
+            write_json(self.meta / "state.json", data)
+            self.last_written = text
+
+
+class _Device:
+    def __init__(self, index: int):
+        self.index = index
+
+
+class _Failed:
+    """Stands in for a Popen whose exec failed (command not found): exits at once with ``code``."""
+
+    def __init__(self, code: int):
+        self.code = code
+        self.pid = -1
+
+    def poll(self) -> int:
+        return self.code
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.code
+
+
+def _tcp_open(port: int | None) -> bool:
+    if not port:
+        return False
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def _http_ok(port: int | None, path: str) -> bool:
+    if not port:
+        return False
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=0.5) as response:
+            return 200 <= response.status < 400
+    except Exception:  # noqa: BLE001 - any failure means not ready
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m myapp.backends.local.supervisor <attempt folder>", file=sys.stderr)
+        return 2
+    jobdir = Path(args[0])
+    try:
+        return Supervisor(jobdir).run()
+    except Exception as exc:  # noqa: BLE001 - record why, so status() can say it
+        state = read_json(jobdir / META / "state.json") or {}
+        state.update(state="failed", reason=f"local supervisor crashed: {type(exc).__name__}: {exc}",
+                     finished_at=time.time())
+        write_json(jobdir / META / "state.json", state)
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

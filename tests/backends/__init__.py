@@ -1,0 +1,1 @@
+"""Execution backend tests (Kubernetes against the API-server double, local processes)."""
