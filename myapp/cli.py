@@ -12,6 +12,7 @@ import click
 from flask.cli import FlaskGroup, with_appcontext
 
 from .app import create_app
+from .pipelines.cli import pipeline_group
 from .rendering.cli import render_command
 
 
@@ -21,6 +22,7 @@ def main() -> None:
 
 
 main.add_command(render_command)
+main.add_command(pipeline_group)
 
 
 @main.group()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psutil
 import requests
+import yaml
 
 # The console script a user runs, installed by `pip install -e .`
 MYAPP = [str(Path(sys.executable).parent / "myapp")]
@@ -89,3 +90,27 @@ def test_children_stop_when_run_is_killed(tmp_path):
     for child in alive:
         child.kill()
     assert not alive
+
+
+def test_pipeline_apply_and_export(tmp_path):
+    env = cli_env(tmp_path / "home")
+    assert subprocess.run([*MYAPP, "init"], env=env, capture_output=True, timeout=180).returncode == 0
+    spec = tmp_path / "nightly.yaml"
+    spec.write_text(
+        "name: nightly-train\nproject: demo\nschedule: '0 2 * * *'\ntasks:\n"
+        "  - name: prepare\n    template: python\n    args: {command: 'echo {{ ds }}'}\n"
+        "  - name: train\n    template: python\n    depends_on: [prepare]\n    retries: 2\n")
+    applied = subprocess.run([*MYAPP, "pipeline", "apply", str(spec)], env=env, capture_output=True, text=True,
+                             timeout=120)
+    assert applied.returncode == 0, applied.stderr
+    assert "demo/nightly-train applied (2 tasks)" in applied.stdout
+    exported = subprocess.run([*MYAPP, "pipeline", "export", "nightly-train"], env=env, capture_output=True,
+                              text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    doc = yaml.safe_load(exported.stdout)
+    assert doc["schedule"] == "0 2 * * *"
+    assert [(t["name"], t.get("depends_on")) for t in doc["tasks"]] == [("prepare", None), ("train", ["prepare"])]
+    assert doc["tasks"][0]["args"] == {"command": "echo {{ ds }}"}
+    spec.write_text(spec.read_text().replace("depends_on: [prepare]", "depends_on: [prep]"))
+    bad = subprocess.run([*MYAPP, "pipeline", "apply", str(spec)], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "tasks[1] (train).depends_on: unknown task 'prep'" in bad.stderr

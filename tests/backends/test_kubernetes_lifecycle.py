@@ -122,7 +122,7 @@ def test_from_cluster_builds_one_client_per_kubeconfig_context(tmp_path):
                     for name in ("east", "west")}
         backends["west"].submit(manifests("python"))
         assert west.list("batch/v1", "Job") and not east.list("batch/v1", "Job")
-        assert {r.headers.get("Authorization") for r in west.requests} == {"Bearer token-west"}
+        assert {r.headers.get("authorization") for r in west.requests} == {"Bearer token-west"}
         east_cfg = backends["east"].api_client.configuration
         assert east_cfg.host == east.url and east_cfg.auth_settings()["BearerToken"]["value"] == "Bearer token-east"
         assert east_cfg.retries is False
@@ -150,7 +150,7 @@ def test_from_cluster_in_cluster_uses_the_service_account(tmp_path, monkeypatch)
     backend_ = from_cluster({"name": "here", "kind": "kubernetes", "in_cluster": True})
     cfg = backend_.api_client.configuration
     assert cfg.host == "https://10.0.0.1:443"
-    assert cfg.auth_settings()["BearerToken"]["value"] == "Bearer sa-token"
+    assert cfg.auth_settings()["BearerToken"]["value"].lower() == "bearer sa-token"
     assert client.Configuration.get_default_copy().host == default_host
     backend_.close()
 

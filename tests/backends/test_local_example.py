@@ -56,7 +56,7 @@ def test_train_ddp_then_serve_the_model(backend, tmp_path):
     _, x_test, _, y_test = train_test_split(features, labels, test_size=0.2, random_state=42, stratify=labels)
     predictions = post(status.url + "/predict", {"instances": x_test.tolist()})["predictions"]
     served_accuracy = sum(int(p == y) for p, y in zip(predictions, y_test)) / len(y_test)
-    assert abs(served_accuracy - accuracy) < 1e-6  # the served model is the trained one
+    assert round(served_accuracy, 4) == accuracy  # the served model is the trained one (printed to 4 places)
     index = next(i for i, (p, y) in enumerate(zip(predictions, y_test)) if p == y)
     digit = x_test[index].tolist()
     assert len(digit) == 64

@@ -25,7 +25,7 @@ class Request:
     path: str
     query: dict[str, str]
     body: Any
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
 
 
 @dataclass(eq=False)

@@ -58,7 +58,7 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        double._record(method, url.path, query, raw, dict(self.headers.items()))
+        double._record(method, url.path, query, raw, {k.lower(): v for k, v in self.headers.items()})
         fault = double.faults.match(method, url.path)
         try:
             if fault is not None and fault.status is not None:
