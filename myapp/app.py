@@ -1,6 +1,7 @@
 """The application factory: one init step per concern, as in Superset and Airflow 2."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import sqlalchemy as sa
@@ -54,6 +55,8 @@ def init_cache(app: Flask) -> None:
 def init_security(app: Flask) -> None:
     from .security import PlatformSecurityManager, builtin_roles
 
+    # FAB warns on every start about filters of its own security models; noise in CLI output.
+    logging.getLogger("flask_appbuilder.models.filters").setLevel(logging.ERROR)
     app.config.setdefault("FAB_ROLES", builtin_roles())
     app.config.setdefault("FAB_CREATE_DB", False)  # Alembic owns the schema
     appbuilder.security_manager_class = PlatformSecurityManager
