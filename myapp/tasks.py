@@ -44,7 +44,11 @@ def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
 
 @shared_task(name="myapp.tick")
 def tick() -> int:
-    """Beat: enqueue a reconcile for every unfinished run (status polling, retries, timeouts)."""
+    """Beat: create due scheduled runs, then enqueue a reconcile for every unfinished run
+    (status polling, retries, timeouts, queued runs waiting for their turn)."""
+    from .pipelines.scheduling import schedule_due
+
+    schedule_due(utcnow())
     ids = db.session.scalars(
         sa.select(PipelineRun.id).where(PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING]))
     ).all()

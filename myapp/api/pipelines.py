@@ -54,6 +54,11 @@ class PipelineYamlSchema(StrictSchema):
     yaml = fields.String(required=True, validate=validate.Length(1, 1_000_000))
 
 
+class BackfillSchema(StrictSchema):
+    start = fields.Date(required=True)
+    end = fields.Date(required=True)
+
+
 class PipelineApi(ResourceApi):
     resource_name = "pipeline"
     class_permission_name = "Pipeline"
@@ -82,6 +87,23 @@ class PipelineApi(ResourceApi):
         check_project(project.id, ProjectRole.DEVELOPER, missing)
         pipeline = pipeline_spec.apply(parsed, project, current_user().id)
         return jsonify(self.present(pipeline))
+
+    @route("/<int:pk>/backfill", methods=("POST",), permission="write", body=BackfillSchema, status=201,
+           summary="One run per date from start to end, each with its ds; max_active_runs limits concurrency")
+    def backfill(self, pk: int):
+        from ..pipelines.scheduling import backfill
+
+        pipeline = self.load(pk, ProjectRole.DEVELOPER)
+        span = BackfillSchema().load(json_body())
+        try:
+            run_ids = backfill(pipeline, span["start"], span["end"])
+        except ValueError as exc:
+            raise FieldError("end", str(exc)) from None
+        for run_id in run_ids:
+            on_commit(lambda run_id=run_id: enqueue("myapp.reconcile_run", run_id))
+        response = jsonify(run_ids=run_ids)
+        response.status_code = 201
+        return response
 
     @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
     def export_yaml(self, pk: int):

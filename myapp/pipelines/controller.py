@@ -22,6 +22,7 @@ from ..rendering import RenderError
 from ..task_manifests import render_task
 from .dag import decide, retry_delay, run_outcome
 from .macros import macro_values, substitute
+from .scheduling import admission
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
@@ -47,9 +48,11 @@ class RunController:
 
     def cancel(self, run_id: int, reason: str = "cancelled by user") -> None:
         run = self._lock(run_id)
-        if run is None or run.is_finished:
-            db.session.commit()
-            return
+        if run is not None and not run.is_finished:
+            self._cancel_locked(run, reason)
+        db.session.commit()
+
+    def _cancel_locked(self, run: PipelineRun, reason: str) -> None:
         for attempt in self._attempts(run).values():
             if attempt.is_finished:
                 continue
@@ -58,13 +61,26 @@ class RunController:
                 self.backend_for(task).cancel(JobRef.from_dict(attempt.backend_ref))
             attempt.transition(TaskState.CANCELLED, reason, self.now())
         run.transition(RunState.CANCELLED, reason, self.now())
-        db.session.commit()
 
     # ---- one pass -------------------------------------------------------------------------
     def _lock(self, run_id: int) -> PipelineRun | None:
         db.session.execute(sa.update(PipelineRun).where(PipelineRun.id == run_id).values(reconciled_at=self.now()))
         run = db.session.get(PipelineRun, run_id, populate_existing=True)
         return run
+
+    def _admit(self, run: PipelineRun) -> str:
+        """Apply the pipeline's run policy to a queued run; returns start / wait / skip."""
+        pipeline = db.session.get(Pipeline, run.pipeline_id)
+        verdict, to_cancel = admission(run, pipeline)
+        if verdict == "skip":
+            run.transition(RunState.CANCELLED, "skipped: the previous run is still going", self.now())
+        elif verdict == "start":
+            for other in to_cancel:
+                older = self._lock(other)  # newer runs lock older ones only: no lock cycles
+                if older is not None and not older.is_finished:
+                    self._cancel_locked(older, f"cancelled by newer run {run.id}")
+            run.transition(RunState.RUNNING, None, self.now())
+        return verdict
 
     def _attempts(self, run: PipelineRun) -> dict[int, TaskRun]:
         """The latest attempt of each task of the run."""
@@ -80,7 +96,10 @@ class RunController:
             return False
         changed = False
         if run.state == RunState.QUEUED:
-            run.transition(RunState.RUNNING, None, self.now())
+            verdict = self._admit(run)
+            if verdict != "start":
+                db.session.commit()
+                return verdict == "skip"
             changed = True
         tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
         edges = [tuple(e) for e in db.session.execute(
