@@ -30,7 +30,7 @@ def reconcile_run(run_id: int) -> str | None:
     from .backends.registry import backend_for
     from .pipelines.controller import RunController
 
-    state = RunController(backend_for).reconcile(run_id)
+    state = RunController(backend_for, on_finish=notify_run.delay).reconcile(run_id)
     return state.value if state else None
 
 
@@ -39,7 +39,7 @@ def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
     from .backends.registry import backend_for
     from .pipelines.controller import RunController
 
-    RunController(backend_for).cancel(run_id, reason)
+    RunController(backend_for, on_finish=notify_run.delay).cancel(run_id, reason)
 
 
 @shared_task(name="myapp.tick")
@@ -55,3 +55,14 @@ def tick() -> int:
     for run_id in ids:
         reconcile_run.delay(run_id)
     return len(ids)
+
+
+@shared_task(name="myapp.notify_run", bind=True, max_retries=5)
+def notify_run(self, run_id: int) -> int | None:
+    """POST the finished run to its pipeline's webhook; retried with backoff on failure."""
+    from .pipelines.notify import WebhookError, send_run_webhook
+
+    try:
+        return send_run_webhook(run_id)
+    except WebhookError as exc:
+        raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries))

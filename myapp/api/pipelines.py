@@ -13,8 +13,8 @@ from ..extensions import db
 from ..pipelines.dag import find_cycle
 from ..rendering import ArgumentError, RenderError
 from ..models import (
-    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, Task,
-    TaskRun, TriggerRule,
+    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, RunTrigger,
+    Task, TaskRun, TriggerRule,
 )
 from .base import Ref, ResourceApi
 from .errors import ApiError, FieldError
@@ -52,6 +52,10 @@ class PipelineSchema(StrictSchema):
 
 class PipelineYamlSchema(StrictSchema):
     yaml = fields.String(required=True, validate=validate.Length(1, 1_000_000))
+
+
+class CloneSchema(StrictSchema):
+    name = DnsLabel(required=True)
 
 
 class BackfillSchema(StrictSchema):
@@ -105,6 +109,25 @@ class PipelineApi(ResourceApi):
         response.status_code = 201
         return response
 
+    @route("/<int:pk>/clone", methods=("POST",), permission="write", body=CloneSchema, status=201,
+           summary="Copy the pipeline (tasks and edges) under a new name in the same project")
+    def clone(self, pk: int):
+        import yaml
+
+        from ..pipelines import spec as pipeline_spec
+
+        source = self.load(pk, ProjectRole.DEVELOPER)
+        name = CloneSchema().load(json_body())["name"]
+        doc = yaml.safe_load(pipeline_spec.export(source)) | {"name": name}
+        if db.session.scalar(sa.select(Pipeline.id).filter_by(project_id=source.project_id, name=name)):
+            raise FieldError("name", f"already exists (name={name!r})", status=409)
+        pipeline = pipeline_spec.apply(pipeline_spec.parse(yaml.safe_dump(doc)),
+                                       db.session.get(Project, source.project_id), current_user().id)
+        pipeline.paused = True  # a copy does not start firing its schedule by surprise
+        response = jsonify(self.present(pipeline))
+        response.status_code = 201
+        return response
+
     @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
     def export_yaml(self, pk: int):
         from ..pipelines import spec as pipeline_spec
@@ -148,6 +171,20 @@ class TaskApi(ResourceApi):
             check_task_inputs(db.session.get(JobTemplate, obj.template_id), obj.args, obj.resources)
         except ArgumentError as exc:
             raise FieldError(exc.field, exc.reason) from None
+
+    @route("/<int:pk>/run", methods=("POST",), permission="write", status=201,
+           summary="Run this task alone (debug): a run of one task, its upstream ignored")
+    def run_alone(self, pk: int):
+        task = self.load(pk, ProjectRole.DEVELOPER)
+        run = PipelineRun(project_id=task.project_id, pipeline_id=task.pipeline_id, trigger=RunTrigger.DEBUG,
+                          run_key=f"debug-{uuid.uuid4().hex}", only_task_id=task.id, created_by_id=current_user().id)
+        db.session.add(run)
+        db.session.flush()
+        run_id = run.id
+        on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
+        response = jsonify(run_id=run_id)
+        response.status_code = 201
+        return response
 
     @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated")
     def manifests(self, pk: int):
@@ -215,6 +252,23 @@ class PipelineRunApi(ResourceApi):
     def after_create(self, obj: PipelineRun) -> None:
         run_id = obj.id
         on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
+
+    @route("/<int:pk>/rerun", methods=("POST",), permission="write", status=201,
+           summary="A new run that keeps this run's succeeded tasks and runs the failed ones and what follows")
+    def rerun(self, pk: int):
+        source = self.load(pk, ProjectRole.DEVELOPER)
+        if not source.is_finished:
+            raise ApiError(f"run {pk} is {source.state.value}; it can be rerun when it has finished", status=409)
+        run = PipelineRun(project_id=source.project_id, pipeline_id=source.pipeline_id, trigger=source.trigger,
+                          run_key=f"rerun-{pk}-{uuid.uuid4().hex[:12]}", logical_date=source.logical_date,
+                          params=source.params, rerun_of_id=source.id, created_by_id=current_user().id)
+        db.session.add(run)
+        db.session.flush()
+        run_id = run.id
+        on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
+        response = jsonify(self.present(run))
+        response.status_code = 201
+        return response
 
     @route("/<int:pk>/cancel", methods=("POST",), permission="write", status=202,
            summary="Cancel the run: its running jobs are stopped in the backend")

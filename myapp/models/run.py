@@ -80,6 +80,10 @@ class PipelineRun(IdMixin, _Stateful, Model):
     # The logical date ({{ ds }}) of scheduled and backfilled runs.
     logical_date: Mapped[dt.date | None] = mapped_column(sa.Date)
     params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    # A rerun keeps the source run's succeeded tasks and runs the rest again.
+    rerun_of_id: Mapped[int | None] = mapped_column(sa.ForeignKey("pipeline_run.id", ondelete="SET NULL"))
+    # A debug run of one task alone, its upstream tasks ignored.
+    only_task_id: Mapped[int | None] = mapped_column(sa.ForeignKey("task.id", ondelete="CASCADE"))
     # Written first by every reconcile pass: the row lock that serializes controllers on one run.
     reconciled_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))

@@ -31,9 +31,11 @@ BackendFor = Callable[[Task], Backend]
 
 
 class RunController:
-    def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow):
+    def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow,
+                 on_finish: Callable[[int], None] = lambda run_id: None):
         self.backend_for = backend_for
         self.now = now
+        self.on_finish = on_finish  # called after the commit that finished a run (webhooks)
 
     # ---- public ---------------------------------------------------------------------------
     def reconcile(self, run_id: int) -> RunState | None:
@@ -48,9 +50,12 @@ class RunController:
 
     def cancel(self, run_id: int, reason: str = "cancelled by user") -> None:
         run = self._lock(run_id)
-        if run is not None and not run.is_finished:
+        finished = run is not None and not run.is_finished
+        if finished:
             self._cancel_locked(run, reason)
         db.session.commit()
+        if finished:
+            self.on_finish(run_id)
 
     def _cancel_locked(self, run: PipelineRun, reason: str) -> None:
         for attempt in self._attempts(run).values():
@@ -82,6 +87,18 @@ class RunController:
             run.transition(RunState.RUNNING, None, self.now())
         return verdict
 
+    def _copy_succeeded(self, run: PipelineRun) -> None:
+        """A rerun starts from the failed tasks: what succeeded in the source run is kept as is."""
+        source = db.session.get(PipelineRun, run.rerun_of_id)
+        for task_id, done in self._attempts(source).items():
+            if done.state != TaskState.SUCCEEDED:
+                continue
+            db.session.add(TaskRun(
+                project_id=run.project_id, pipeline_run_id=run.id, task_id=task_id, attempt=1,
+                state=TaskState.SUCCEEDED, reason=f"succeeded in run {source.id}", manifests=done.manifests,
+                backend=done.backend, backend_ref=done.backend_ref, submitted_at=done.submitted_at,
+                started_at=done.started_at, finished_at=done.finished_at, exit_code=done.exit_code))
+
     def _attempts(self, run: PipelineRun) -> dict[int, TaskRun]:
         """The latest attempt of each task of the run."""
         rows = db.session.scalars(
@@ -99,11 +116,19 @@ class RunController:
             verdict = self._admit(run)
             if verdict != "start":
                 db.session.commit()
+                if verdict == "skip":
+                    self.on_finish(run.id)
                 return verdict == "skip"
+            if run.rerun_of_id:
+                self._copy_succeeded(run)
             changed = True
-        tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
-        edges = [tuple(e) for e in db.session.execute(
-            sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
+        if run.only_task_id:  # debug: the one task alone, its upstream ignored
+            tasks = {run.only_task_id: db.session.get(Task, run.only_task_id)}
+            edges: list[tuple[int, int]] = []
+        else:
+            tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
+            edges = [tuple(e) for e in db.session.execute(
+                sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
         attempts = self._attempts(run)
 
         for attempt in list(attempts.values()):
@@ -145,7 +170,9 @@ class RunController:
             state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
             failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
             run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
-            changed = True
+            db.session.commit()
+            self.on_finish(run.id)
+            return False
         db.session.commit()
         return changed
 

@@ -74,7 +74,10 @@ def admission(run: PipelineRun, pipeline: Pipeline) -> tuple[str, list[int]]:
     """May this queued run start? ("start" | "wait" | "skip", ids of runs to cancel first).
 
     Runs start in id order: a queued run waits behind older queued runs of its pipeline.
+    Debug runs of one task are a developer trying something: they never wait.
     """
+    if run.trigger == RunTrigger.DEBUG:
+        return "start", []
     running = db.session.scalars(sa.select(PipelineRun.id).where(
         PipelineRun.pipeline_id == pipeline.id, PipelineRun.state == RunState.RUNNING,
         PipelineRun.id != run.id)).all()
