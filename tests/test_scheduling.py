@@ -106,3 +106,28 @@ def test_skip_and_cancel_policies(app, catalog):
             controller.reconcile(second.id)
             states = tuple(db.session.get(PipelineRun, r).state.value for r in (first, second.id))
         assert states == expected, policy
+
+
+def test_depends_on_past_waits_for_the_previous_run(app, catalog):
+    from myapp.extensions import db
+    from myapp.models import PipelineRun
+    from myapp.pipelines.controller import RunController
+
+    first, _ = make_pipeline(app, catalog, {"a": {}}, [], depends_on_past=True, max_active_runs=2)
+    backend = FakeBackend({"a": ["hang", "succeeded"]})
+    controller = RunController(lambda task: backend)
+    with app.app_context():
+        src = db.session.get(PipelineRun, first)
+        second = PipelineRun(project_id=src.project_id, pipeline_id=src.pipeline_id, run_key="next",
+                             logical_date=dt.date(2026, 11, 21))
+        db.session.add(second)
+        db.session.commit()
+        controller.reconcile(first)
+        controller.reconcile(second.id)
+        assert backend.attempts["a"] == 1  # the second run's "a" waits for the first's
+        backend.jobs[next(iter(backend.jobs))]["outcome"] = "succeeded"
+        for _ in range(5):
+            controller.reconcile(first)
+            controller.reconcile(second.id)
+        assert [db.session.get(PipelineRun, r).state.value for r in (first, second.id)] == ["succeeded", "succeeded"]
+    assert backend.attempts["a"] == 2

@@ -87,6 +87,20 @@ class RunController:
             run.transition(RunState.RUNNING, None, self.now())
         return verdict
 
+    def _blocked_by_past(self, run: PipelineRun, ready: tuple[int, ...]) -> set[int]:
+        """depends_on_past: a task waits until it succeeded (or was skipped) in the previous run."""
+        pipeline = db.session.get(Pipeline, run.pipeline_id)
+        if not ready or not pipeline.depends_on_past or run.only_task_id:
+            return set()
+        previous = db.session.scalar(sa.select(PipelineRun).where(
+            PipelineRun.pipeline_id == run.pipeline_id, PipelineRun.id < run.id,
+            PipelineRun.only_task_id.is_(None)).order_by(PipelineRun.id.desc()).limit(1))
+        if previous is None:
+            return set()
+        past = self._attempts(previous)
+        ok = {TaskState.SUCCEEDED, TaskState.SKIPPED}
+        return {t for t in ready if t in past and past[t].state not in ok}
+
     def _copy_succeeded(self, run: PipelineRun) -> None:
         """A rerun starts from the failed tasks: what succeeded in the source run is kept as is."""
         source = db.session.get(PipelineRun, run.rerun_of_id)
@@ -162,8 +176,10 @@ class RunController:
                            else "skipped by its trigger rule", self.now())
             final[task_id] = state
             changed = True
+        blocked = self._blocked_by_past(run, decision.ready)
         for task_id in decision.ready:
-            changed |= self._start(run, tasks[task_id], 1)
+            if task_id not in blocked:
+                changed |= self._start(run, tasks[task_id], 1)
 
         outcome = run_outcome(final, list(tasks))
         if outcome is not None:
