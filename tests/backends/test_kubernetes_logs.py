@@ -10,7 +10,15 @@ import pytest
 from myapp.backends.base import BackendError
 from myapp.backends.kubernetes.logs import parse_line
 from tests.k8s_double import format_timestamp
-from tests.k8s_double.fixtures import NS, backend, double, in_thread, make_backend, manifests, sleeps  # noqa: F401
+from tests.k8s_double.fixtures import (  # noqa: F401
+    NS,
+    backend,
+    double,
+    in_thread,
+    make_backend,
+    manifests,
+    sleeps,
+)
 
 PYTORCH = ("kubeflow.org/v1", "PyTorchJob")
 

@@ -9,7 +9,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from myapp.backends.base import BackendError, MetricSample
-from tests.k8s_double.fixtures import NS, backend, double, make_backend, manifests, sleeps  # noqa: F401
+from tests.k8s_double.fixtures import (  # noqa: F401
+    NS,
+    backend,
+    double,
+    make_backend,
+    manifests,
+    sleeps,
+)
 
 T0 = 1_700_000_000.0
 
@@ -43,7 +50,7 @@ class CannedPrometheus:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self):

@@ -8,7 +8,14 @@ import pytest
 
 from myapp.backends.base import JOB_NAME_LABEL, BackendError, JobRef, UnsupportedKind
 from myapp.backends.kubernetes import RetryPolicy
-from tests.k8s_double.fixtures import NS, backend, double, make_backend, manifests, sleeps  # noqa: F401
+from tests.k8s_double.fixtures import (  # noqa: F401
+    NS,
+    backend,
+    double,
+    make_backend,
+    manifests,
+    sleeps,
+)
 
 # template, gang scenario, expected primary kind
 CASES = [

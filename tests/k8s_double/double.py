@@ -60,7 +60,7 @@ class ApiServerDouble:
 
     # --- lifecycle -----------------------------------------------------------------------
 
-    def start(self) -> "ApiServerDouble":
+    def start(self) -> ApiServerDouble:
         self._server = DoubleHTTPServer(self)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="k8s-double", daemon=True)
@@ -76,10 +76,10 @@ class ApiServerDouble:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "ApiServerDouble":
+    def __enter__(self) -> ApiServerDouble:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     @property

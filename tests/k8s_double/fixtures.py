@@ -12,7 +12,13 @@ import pytest
 
 from myapp.backends.kubernetes import KubernetesBackend, RetryPolicy
 from myapp.rendering import RenderContext, render
-from tests.rendering._support import GANG_ARGS, GANG_CTX, PLAIN_CTX, REQUIRED_ARGS, catalog
+from tests.rendering._support import (
+    GANG_ARGS,
+    GANG_CTX,
+    PLAIN_CTX,
+    REQUIRED_ARGS,
+    catalog,
+)
 
 from .double import ApiServerDouble
 

@@ -30,7 +30,7 @@ class StreamCut(Exception):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "DoubleHTTPServer"
+    server: DoubleHTTPServer
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
@@ -134,7 +134,7 @@ class DoubleHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, double: "ApiServerDouble") -> None:
+    def __init__(self, double: ApiServerDouble) -> None:
         self.double = double
         super().__init__(("127.0.0.1", 0), Handler)
 
@@ -292,9 +292,12 @@ class Route:
     # --- streams -------------------------------------------------------------------------
 
     def _send_line(self, data: bytes, sent: int) -> int:
+        """Send one line; a ``drop_after`` fault cuts the connection right after its N-th line."""
         if self.drop_after is not None and sent >= self.drop_after:
             raise StreamCut()
         self.h.chunk(data)
+        if self.drop_after is not None and sent + 1 >= self.drop_after:
+            raise StreamCut()
         return sent + 1
 
     def watch(self) -> None:

@@ -7,11 +7,16 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from myapp.rendering import semantics
-from myapp.rendering.schemas import builtin_validator, crd_validator, object_meta_validator
+from myapp.rendering.schemas import (
+    builtin_validator,
+    crd_validator,
+    object_meta_validator,
+)
 
 from .registry import ResourceType
 
@@ -82,7 +87,8 @@ def label_matcher(selector: str | None):
             key, value = (p.strip() for p in re.split(r"==?", term, maxsplit=1))
             checks.append(lambda l, k=key, v=value: l.get(k) == v)
         elif term.startswith("!"):
-            checks.append(lambda l, k=term[1:].strip(): k not in l)
+            absent = term[1:].strip()
+            checks.append(lambda l, k=absent: k not in l)
         else:
             checks.append(lambda l, k=term: k in l)
     return lambda labels: all(check(labels or {}) for check in checks)
@@ -94,8 +100,9 @@ def field_matcher(selector: str | None):
     for term in _split_terms(selector or ""):
         negate = "!=" in term
         path, value = (p.strip() for p in re.split(r"!=|==?", term, maxsplit=1))
+        parts = path.split(".")
 
-        def get(obj, parts=path.split(".")):
+        def get(obj, parts=parts):
             for part in parts:
                 obj = obj.get(part) if isinstance(obj, dict) else None
             return "" if obj is None else str(obj)

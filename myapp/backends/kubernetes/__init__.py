@@ -7,8 +7,16 @@
 See docs/backends-kubernetes.md.
 """
 from .adapters import (  # noqa: F401
-    batch_job_status, combine, deployment_status, notebook_status, pod_problems, podgroup_waiting, replica_name,
-    training_job_status, volcano_job_status, workload_status,
+    batch_job_status,
+    combine,
+    deployment_status,
+    notebook_status,
+    pod_problems,
+    podgroup_waiting,
+    replica_name,
+    training_job_status,
+    volcano_job_status,
+    workload_status,
 )
 from .backend import KubernetesBackend, from_cluster
 from .retry import KubeApiError, RetryPolicy

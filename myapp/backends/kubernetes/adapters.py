@@ -5,7 +5,8 @@ attempt's pods explain it (waiting for resources, image pull errors, OOM kills, 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..base import JobState, Status
 

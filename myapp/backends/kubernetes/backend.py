@@ -4,16 +4,27 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from kubernetes import client, config
 
 from ...rendering.pod import pod_templates
 from ..base import (
-    JOB_NAME_LABEL, BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, ObjectRef, Status,
+    JOB_NAME_LABEL,
+    BackendError,
+    JobRef,
+    JobState,
+    LogArchive,
+    LogLine,
+    MetricSample,
+    ObjectRef,
+    Status,
 )
-from . import adapters, logs as logs_mod, metrics as metrics_mod, retry as retry_mod
+from . import adapters
+from . import logs as logs_mod
+from . import metrics as metrics_mod
+from . import retry as retry_mod
 from .resources import KubeApi, kind_of, pod_selector
 from .retry import KubeApiError, RetryPolicy
 
@@ -22,6 +33,7 @@ from .retry import KubeApiError, RetryPolicy
 CONVERGE_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler", "ConfigMap"})
 # What cancel deletes: the workload and its gang-scheduling PodGroup (Services etc. stay for cleanup).
 CANCEL_KINDS = frozenset({"PodGroup"})
+DEFAULT_RETRY = RetryPolicy()
 
 
 def _ident(ref: ObjectRef) -> str:
@@ -58,7 +70,7 @@ class KubernetesBackend:
 
     name = "kubernetes"
 
-    def __init__(self, api_client: client.ApiClient, *, dry_run: bool = False, retry: RetryPolicy = RetryPolicy(),
+    def __init__(self, api_client: client.ApiClient, *, dry_run: bool = False, retry: RetryPolicy = DEFAULT_RETRY,
                  prometheus_url: str | None = None, sleep: Callable[[float], None] = time.sleep,
                  poll_interval: float = 1.0, drain_timeout: float = 30.0):
         self.api_client = api_client
@@ -73,7 +85,7 @@ class KubernetesBackend:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_cluster(cls, cluster: Any, **kwargs: Any) -> "KubernetesBackend":
+    def from_cluster(cls, cluster: Any, **kwargs: Any) -> KubernetesBackend:
         """See the module-level ``from_cluster``."""
         return from_cluster(cluster, **kwargs)
 

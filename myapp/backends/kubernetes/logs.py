@@ -15,9 +15,10 @@ import queue
 import re
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 
@@ -55,6 +56,14 @@ def iter_lines(response: Any) -> Iterator[str]:
             yield line.decode("utf-8", errors="replace")
     if buffer:
         yield buffer.decode("utf-8", errors="replace")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of a whole log (only "\\n" ends a line, as in the kubelet's output)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ class _Cursor:
             yield self.seq, text, (ts / 1e9 if ts is not None else 0.0)
 
 
-def read_all(backend: "KubernetesBackend", namespace: str, target: Target) -> list[LogLine]:
+def read_all(backend: KubernetesBackend, namespace: str, target: Target) -> list[LogLine]:
     """The whole current log of one container (none if it has not started or is gone)."""
     try:
         text = backend._retry(f"read log of pod {target.pod}", lambda: backend.api.read_log(
@@ -129,10 +138,10 @@ def read_all(backend: "KubernetesBackend", namespace: str, target: Target) -> li
         raise
     cursor = _Cursor()
     return [LogLine(target.replica, seq, line, ts)
-            for seq, line, ts in cursor.lines(iter(text.splitlines()), resumed=False)]
+            for seq, line, ts in cursor.lines(iter(split_lines(text)), resumed=False)]
 
 
-def snapshot(backend: "KubernetesBackend", ref: JobRef, after: dict[str, int]) -> Iterator[LogLine]:
+def snapshot(backend: KubernetesBackend, ref: JobRef, after: dict[str, int]) -> Iterator[LogLine]:
     """Every pod's current log, read in parallel, merged by timestamp."""
     pods = backend._pods(ref)
     wanted = targets(pods)
@@ -145,7 +154,7 @@ def snapshot(backend: "KubernetesBackend", ref: JobRef, after: dict[str, int]) -
 
 
 class _Reader(threading.Thread):
-    def __init__(self, follower: "Follower", target: Target):
+    def __init__(self, follower: Follower, target: Target):
         super().__init__(name=f"k8s-log-{target.pod}-{target.container}", daemon=True)
         self.follower, self.target = follower, target
         self.cursor = _Cursor()
@@ -226,14 +235,14 @@ class _Reader(threading.Thread):
         if response is not None:
             try:
                 response.shutdown()  # unblocks a read in progress (urllib3 >= 2.3)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001, S110 - already closed
                 pass
 
 
 class Follower:
     """Follow every pod of an attempt until the workload is finished and every reader drained."""
 
-    def __init__(self, backend: "KubernetesBackend", ref: JobRef, after: dict[str, int]):
+    def __init__(self, backend: KubernetesBackend, ref: JobRef, after: dict[str, int]):
         self.backend, self.ref, self.after = backend, ref, after
         self.poll_interval = backend.poll_interval
         self.queue: queue.Queue[tuple[str, _Reader, Any]] = queue.Queue()

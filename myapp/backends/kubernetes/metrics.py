@@ -2,17 +2,18 @@
 (cAdvisor CPU / memory, DCGM exporter GPU), else the metrics API's current PodMetrics."""
 from __future__ import annotations
 
+import calendar
 import json
 import math
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from ...rendering.quantity import parse_quantity
 from ..base import BackendError, MetricSample
-from myapp.rendering.quantity import parse_quantity
-
 from .adapters import replica_name
 
 MIB = 2 ** 20
@@ -38,8 +39,6 @@ class PrometheusError(BackendError):
 def _rfc3339(text: str | None) -> float | None:
     if not text:
         return None
-    import calendar
-
     return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")))
 
 
@@ -52,7 +51,7 @@ def query_range(base_url: str, query: str, start: float, end: float, step: float
                                      "step": f"{step:g}"})
     url = f"{base_url.rstrip('/')}/api/v1/query_range?{params}"
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - admin-configured URL
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             body = json.loads(response.read())
     except urllib.error.HTTPError as exc:
         retry_after = exc.headers.get("Retry-After") if exc.headers else None

@@ -125,12 +125,12 @@ class KubeApi:
         kind = kind_of(ref.api_version, ref.kind)
         if kind.typed:
             api, resource = kind.typed
-            getattr(self._api(api), f"delete_namespaced_{resource}")(
-                ref.name, ref.namespace, propagation_policy=propagation, **self._opts()).data
+            _json(getattr(self._api(api), f"delete_namespaced_{resource}")(
+                ref.name, ref.namespace, propagation_policy=propagation, **self._opts()))
         else:
-            self.custom.delete_namespaced_custom_object(
+            _json(self.custom.delete_namespaced_custom_object(
                 kind.group, kind.version, ref.namespace, kind.plural, ref.name,
-                propagation_policy=propagation, **self._opts()).data
+                propagation_policy=propagation, **self._opts()))
 
     # --- pods ----------------------------------------------------------------------------
 
@@ -141,8 +141,8 @@ class KubeApi:
         return _json(self.core.read_namespaced_pod(name, namespace, **self._opts()))
 
     def delete_pods(self, namespace: str, selector: str) -> None:
-        self.core.delete_collection_namespaced_pod(namespace, label_selector=selector,
-                                                   propagation_policy="Background", **self._opts()).data
+        _json(self.core.delete_collection_namespaced_pod(namespace, label_selector=selector,
+                                                         propagation_policy="Background", **self._opts()))
 
     def read_log(self, namespace: str, pod: str, container: str) -> str:
         """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
