@@ -6,7 +6,7 @@ PYTEST := $(PY) -m pytest -q -p no:cacheprovider
 $(VENV)/.installed: setup.py
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,ml]"
 	touch $@
 
 install: $(VENV)/.installed

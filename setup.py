@@ -39,6 +39,12 @@ setup(
     include_package_data=True,
     python_requires=">=3.11",
     install_requires=INSTALL_REQUIRES,
-    extras_require={"test": TEST_REQUIRES},
+    extras_require={
+        "test": TEST_REQUIRES,
+        # The example pipeline (DDP on CPU, digits from scikit-learn). torch is pinned: a range admitting
+        # newer releases pulls several GB of CUDA packages.
+        "ml": ["torch==2.13.0", "scikit-learn>=1.5,<2"],
+        "gpu": ["nvidia-ml-py>=12"],
+    },
     entry_points={"console_scripts": ["myapp=myapp.cli:main"]},
 )

@@ -2,7 +2,9 @@
 
 The training-operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every replica;
 without them (a local run) this falls back to a single process. The gloo backend works on
-CPU-only nodes. Rank 0 prints the test accuracy and saves the model's state_dict.
+CPU-only nodes. Rank 0 prints the test accuracy and saves a checkpoint: the model's
+state_dict plus what a server needs to rebuild and feed it (layer sizes, input scaling), which
+is what the deploy-service template loads.
 """
 from __future__ import annotations
 
@@ -38,9 +40,12 @@ def init_distributed() -> tuple[int, int]:
     return dist.get_rank(), dist.get_world_size()
 
 
+PIXEL_SCALE = 1.0 / 16.0  # digits pixel intensities are 0..16
+
+
 def load_data(seed: int) -> tuple[TensorDataset, TensorDataset]:
     features, labels = load_digits(return_X_y=True)
-    features = features / 16.0  # pixel intensities are 0..16
+    features = features * PIXEL_SCALE
     x_train, x_test, y_train, y_test = train_test_split(
         features, labels, test_size=0.2, random_state=seed, stratify=labels)
 
@@ -84,7 +89,9 @@ def main(argv: list[str] | None = None) -> float:
         print(f"test accuracy: {accuracy:.4f}", flush=True)
         output = Path(args.output_path)
         output.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(model.module.state_dict(), output)
+        torch.save({"format": "myapp-mlp/v1", "state_dict": model.module.state_dict(),
+                    "in_features": 64, "hidden": args.hidden, "classes": 10, "input_scale": PIXEL_SCALE,
+                    "test_accuracy": accuracy}, output)
         print(f"model saved to {output}", flush=True)
     dist.destroy_process_group()
     return accuracy

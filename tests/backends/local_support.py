@@ -119,7 +119,7 @@ class Backends:
 
     def stop_all(self) -> None:
         backend = LocalBackend(self.workdir, gpus=[], grace_period=1.0)
-        for spec in self.workdir.glob(f"*/*/.myapp/spec.json"):
+        for spec in self.workdir.glob("*/*/.myapp/spec.json"):
             ref = JobRef.from_dict(json.loads(spec.read_text())["ref"])
             try:
                 backend.cancel(ref)

@@ -13,9 +13,9 @@ import urllib.request
 from myapp.backends.base import JobState
 
 try:
-    from .local_support import backend, backends, finished, make_ctx, render_template, running  # noqa: F401
+    from .local_support import backend, backends, finished, render_template, running  # noqa: F401
 except ImportError:  # tests/backends is not a package
-    from local_support import backend, backends, finished, make_ctx, render_template, running  # noqa: F401
+    from local_support import backend, backends, finished, render_template, running  # noqa: F401
 
 
 def post(url: str, body: dict) -> dict:

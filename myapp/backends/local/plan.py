@@ -36,8 +36,8 @@ NOOP_KINDS = frozenset({"Service", "HorizontalPodAutoscaler", "VirtualService", 
                         "PodGroup", "PodDisruptionBudget", "NetworkPolicy", "ServiceAccount"})
 # Host environment a replica inherits; nothing else of the platform's own env leaks in.
 HOST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "SHELL",
-            "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-            "http_proxy", "https_proxy", "no_proxy")
+            "LD_LIBRARY_PATH", "CUDA_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 PYTHON_NAME = re.compile(r"python(3(\.[0-9]+)?)?")
 ENV_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 SECRET_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
