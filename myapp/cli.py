@@ -63,8 +63,10 @@ def init() -> None:
     setup_data.sync_roles()
     username, password = setup_data.ensure_admin()
     count = setup_data.sync_catalog(load_catalog())
-    setup_data.ensure_demo_project(username)
-    click.echo(f"catalog: {count} job templates; example project: demo")
+    demo = setup_data.ensure_demo_project(username)
+    setup_data.ensure_project_token(demo)
+    setup_data.ensure_demo_pipeline(demo)
+    click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits")
     if password:
         click.secho(f"Created admin user {username!r} with password: {password}", fg="yellow", bold=True)
         click.echo("  (shown once; set MYAPP_ADMIN_PASSWORD before `myapp init` to choose it)")

@@ -1,16 +1,20 @@
 """What `myapp init` puts in the database: roles, the first admin, the catalog, the demo project."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import secrets
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 import sqlalchemy as sa
 from flask import current_app
 from flask_appbuilder.security.manager import BaseSecurityManager
 
 from .extensions import appbuilder, db
-from .models import JobTemplate, Project, ProjectMember, ProjectRole
+from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
 from .security import ADMIN_ROLE, USER_ROLE
 
 
@@ -76,5 +80,54 @@ def ensure_demo_project(owner_username: str) -> Project:
     return project
 
 
-def base_url() -> str:
-    return current_app.config["MYAPP_BASE_URL"]
+TOKEN_SECRET = ("myapp-api-token", "token")  # what job templates mount as PLATFORM_API_TOKEN
+TOKEN_LIFETIME = dt.timedelta(days=365)
+
+
+def ensure_project_token(project: Project) -> Path:
+    """A project's own API identity for jobs that call back (model-register): a bot user who is a
+    developer of this project only, and its token as the local backend's secret file.
+
+    On Kubernetes the same token belongs in the Secret `myapp-api-token` of the project namespace.
+    """
+    from flask_jwt_extended import create_access_token
+
+    from .backends.registry import local_workdir
+
+    sm = appbuilder.sm
+    name = f"{project.name}-bot"
+    bot = sm.find_user(username=name)
+    if bot is None:
+        bot = create_user(name, secrets.token_urlsafe(32))  # nobody logs in with it
+    if not db.session.scalar(sa.select(ProjectMember.id).filter_by(project_id=project.id, user_id=bot.id)):
+        db.session.add(ProjectMember(project_id=project.id, user_id=bot.id, role=ProjectRole.DEVELOPER))
+        db.session.commit()
+    path = local_workdir() / "secrets" / TOKEN_SECRET[0] / TOKEN_SECRET[1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = create_access_token(identity=str(bot.id), expires_delta=TOKEN_LIFETIME)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token)
+    return path
+
+
+def ensure_demo_pipeline(project: Project) -> Pipeline:
+    """The example: train a digits classifier with DDP (2 replicas), register it, serve it."""
+    from .pipelines.spec import apply, parse
+
+    model = Path(current_app.config["INSTANCE_PATH"]) / "models" / project.name / "digits-{{ run_id }}.pt"
+    spec = {
+        "name": "digits", "project": project.name,
+        "description": "Train a digits classifier with PyTorch DDP, register it, serve it.",
+        "tasks": [
+            {"name": "train", "template": "pytorch-ddp",
+             "args": {"workers": 1, "epochs": 12, "output_path": str(model)}, "timeout": 1800},
+            {"name": "register", "template": "model-register", "depends_on": ["train"],
+             "args": {"model_name": "digits", "model_path": str(model), "framework": "pytorch"}},
+            {"name": "serve", "template": "deploy-service", "depends_on": ["register"],
+             "args": {"service_name": "digits", "version": "v{{ run_id }}", "model_path": str(model)}},
+        ],
+    }
+    pipeline = apply(parse(yaml.safe_dump(spec)), project, None)
+    db.session.commit()
+    return pipeline

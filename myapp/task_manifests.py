@@ -43,8 +43,11 @@ def check_task_inputs(template: JobTemplate, args: dict[str, Any] | None, resour
     """Arguments and resources must fit the template when saved, not fail at run time.
 
     Raises ArgumentError whose field is `args.<name>` or `resources.<key>`."""
+    from .pipelines.macros import SAMPLE_VALUES, substitute
+
     try:
-        validate_args(template.args_schema, args or {})
+        # Macros are filled at run time; check the arguments as they will be then.
+        validate_args(template.args_schema, substitute(args or {}, SAMPLE_VALUES))
         resolve_resources(template.default_resources, template.max_resources, resources or None)
     except ArgumentError as exc:
         field = exc.field if exc.field.startswith("resources") else f"args.{exc.field}"

@@ -1,8 +1,9 @@
 """Register a model version with the platform API.
 
-POSTs {name, version, path, framework, metrics, description, project, run_id} to
-``$PLATFORM_API_URL/api/v1/models/<name>/versions`` with ``$PLATFORM_API_TOKEN`` (mounted
-from a Secret via secretKeyRef, never passed as an argument).
+Looks the project up by name (``$MYAPP_PROJECT``), then POSTs {project_id, name, version,
+uri, framework, metrics} to ``$PLATFORM_API_URL/api/v1/model_version/`` with the project's
+API token ``$PLATFORM_API_TOKEN`` (mounted from a Secret via secretKeyRef, never an argument).
+An empty --model-version lets the platform number it (the next integer for that name).
 """
 from __future__ import annotations
 
@@ -10,40 +11,53 @@ import argparse
 import json
 import os
 import sys
+import urllib.parse
 import urllib.request
 
 
-def build_record(args: argparse.Namespace) -> dict:
+def build_record(args: argparse.Namespace, project_id: int | None) -> dict:
     metrics = json.loads(args.metrics)
     if not isinstance(metrics, dict):
         raise ValueError("--metrics must be a JSON object")
-    return {
-        "name": args.model_name, "version": args.model_version, "path": args.model_path,
-        "framework": args.framework, "metrics": metrics, "description": args.description,
-        "project": os.environ.get("MYAPP_PROJECT", ""), "run_id": os.environ.get("MYAPP_RUN_ID", ""),
-        "task": os.environ.get("MYAPP_TASK", ""),
-    }
+    record = {"project_id": project_id, "name": args.model_name, "uri": args.model_path,
+              "framework": args.framework, "metrics": metrics}
+    if args.model_version:
+        if not args.model_version.isdigit():
+            raise ValueError("--model-version must be a whole number, or empty to let the platform number it")
+        record["version"] = int(args.model_version)
+    return record
+
+
+def call(method: str, url: str, token: str, body: dict | None = None) -> dict:
+    request = urllib.request.Request(url, method=method, data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model-name", required=True)
-    parser.add_argument("--model-version", required=True)
+    parser.add_argument("--model-version", default="")
     parser.add_argument("--model-path", required=True)
     parser.add_argument("--framework", default="pytorch")
     parser.add_argument("--metrics", default="{}")
     parser.add_argument("--description", default="")
     parser.add_argument("--dry-run", type=lambda v: v == "true", default=False)
     args = parser.parse_args(argv)
-    record = build_record(args)
-    if args.dry_run:
-        print(json.dumps(record, indent=2))
+    if args.dry_run:  # what would be sent, for the project this job runs in
+        record = build_record(args, None)
+        del record["project_id"]
+        print(json.dumps({"project": os.environ.get("MYAPP_PROJECT", ""), **record}, indent=2))
         return 0
-    url = f"{os.environ['PLATFORM_API_URL'].rstrip('/')}/api/v1/models/{args.model_name}/versions"
-    request = urllib.request.Request(url, data=json.dumps(record).encode(), method="POST", headers={
-        "Content-Type": "application/json", "Authorization": f"Bearer {os.environ['PLATFORM_API_TOKEN']}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        print(f"registered {args.model_name}:{args.model_version} -> HTTP {response.status}")
+    base, token = os.environ["PLATFORM_API_URL"].rstrip("/"), os.environ["PLATFORM_API_TOKEN"].strip()
+    project = os.environ["MYAPP_PROJECT"]
+    found = call("GET", f"{base}/api/v1/project/?{urllib.parse.urlencode({'name': project})}", token)["items"]
+    if not found:
+        print(f"project {project!r} not found or not visible to this token", file=sys.stderr)
+        return 1
+    created = call("POST", f"{base}/api/v1/model_version/", token, build_record(args, found[0]["id"]))
+    print(f"registered {created['name']} version {created['version']} (id {created['id']}) -> {created['uri']}")
     return 0
 
 

@@ -20,7 +20,12 @@ _backends: dict[object, Backend] = {}
 def _local() -> Backend:
     from .local import LocalBackend
 
-    return LocalBackend(Path(current_app.config["INSTANCE_PATH"]) / "jobs")
+    # Jobs that call back (model-register) reach this platform, not the in-cluster service name.
+    return LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": current_app.config["MYAPP_BASE_URL"]})
+
+
+def local_workdir() -> Path:
+    return Path(current_app.config["INSTANCE_PATH"]) / "jobs"
 
 
 def _kubernetes(cluster: Cluster) -> Backend:

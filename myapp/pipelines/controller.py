@@ -25,7 +25,8 @@ from .macros import macro_values, substitute
 from .scheduling import admission
 
 log = logging.getLogger(__name__)
-MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
+MAX_PASSES = 20
+SERVICE_KINDS = frozenset({"Deployment", "Notebook"})  # a pass that changed something is followed by another, up to this many
 
 BackendFor = Callable[[Task], Backend]
 
@@ -243,6 +244,11 @@ class RunController:
             attempt.reason = f"status unavailable: {exc}"
             return False
         new = TaskState(status.state.value)
+        if new == TaskState.RUNNING and ref.primary.kind in SERVICE_KINDS:
+            # A service task is done when it serves; it keeps running after the run ends.
+            attempt.transition(TaskState.SUCCEEDED, f"serving at {status.url}" if status.url else "serving",
+                               self.now())
+            return True
         if new == attempt.state:
             if status.reason and status.reason != attempt.reason:
                 attempt.reason = status.reason

@@ -28,3 +28,8 @@ def macro_values(*, ds: str | None, run_id: str, pipeline: str, project: str, ta
         values |= {"ds": ds, "ds_nodash": ds.replace("-", "")}
     values |= {f"params.{k}": str(v) for k, v in params.items()}
     return values
+
+
+# Stand-ins used to validate arguments when a task is saved, before any run exists.
+SAMPLE_VALUES = macro_values(ds="2000-01-01", run_id="1", pipeline="pipeline", project="project", task="task",
+                             params={})

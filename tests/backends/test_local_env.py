@@ -63,7 +63,7 @@ def test_template_entry_code_runs_from_the_catalog_folder(backend):
     status = finished(backend, ref)
     assert status.state is JobState.SUCCEEDED, status.reason
     record = json.loads("\n".join(lines_of(backend, ref)))
-    assert record["version"] == "7" and record["metrics"] == {"accuracy": 0.97} and record["project"] == "local"
+    assert record["version"] == 7 and record["metrics"] == {"accuracy": 0.97} and record["project"] == "local"
 
 
 def test_working_folder_per_attempt(backend):

@@ -10,7 +10,7 @@ from myapp.rendering import RenderContext, ResourceGroup
 # Arguments a template cannot render without (no default).
 REQUIRED_ARGS: dict[str, dict[str, Any]] = {
     "image-build": {"destination": "registry.example.com/vision/digits:1.0"},
-    "model-register": {"model_name": "digits", "model_version": "1.0.0", "model_path": "s3://models/digits/model.pt"},
+    "model-register": {"model_name": "digits", "model_version": "3", "model_path": "s3://models/digits/model.pt"},
     "deploy-service": {"service_name": "digits", "version": "v2"},
     "notebook": {"name": "alice-notebook"},
 }

@@ -51,6 +51,7 @@ class LocalBackend:
 
     def __init__(self, workdir: Path | str, *, gpus: GpuSource = "auto", catalog_root: Path | str | None = None,
                  python: str | None = None, extra_env: Mapping[str, str] | None = None,
+                 override_env: Mapping[str, str] | None = None,
                  restart_delay: float = 1.0, max_restart_delay: float = 300.0, grace_period: float = 10.0,
                  metrics_interval: float = 5.0, poll_interval: float = 0.05):
         self.workdir = Path(workdir).resolve()
@@ -62,6 +63,7 @@ class LocalBackend:
         self.catalog_root = Path(catalog_root).resolve()
         self.python = python or sys.executable
         self.extra_env = dict(extra_env or {})
+        self.override_env = dict(override_env or {})
         self.settings = Settings(restart_delay=restart_delay, max_restart_delay=max_restart_delay,
                                  grace_period=grace_period, metrics_interval=metrics_interval,
                                  poll_interval=poll_interval)
@@ -92,7 +94,8 @@ class LocalBackend:
     def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
         devices, source = self._devices()
         planner = Planner(workdir=self.workdir, catalog_root=self.catalog_root, python=self.python,
-                          extra_env=self.extra_env, devices=devices, gpu_source=source, settings=self.settings)
+                          extra_env=self.extra_env, override_env=self.override_env, devices=devices,
+                          gpu_source=source, settings=self.settings)
         ref, run = planner.plan(manifests)
         meta = self._meta(ref)
         with self._job_lock(ref):

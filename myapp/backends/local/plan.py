@@ -64,6 +64,8 @@ class Planner:
     catalog_root: Path
     python: str = sys.executable
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    # Set last, over the container's env: how this host reaches platform services (PLATFORM_API_URL).
+    override_env: Mapping[str, str] = field(default_factory=dict)
     devices: Sequence[GpuDevice] = ()
     gpu_source: str = "none"  # "nvml", "injected" or "none"
     settings: Settings = field(default_factory=Settings)
@@ -314,6 +316,7 @@ class Planner:
         env = self.base_env()
         env.update(defined)
         env.update(operator_env)
+        env.update(self.override_env)
         return env
 
     def _value_from(self, source: Mapping[str, Any], container: Mapping[str, Any], pod: Mapping[str, Any],

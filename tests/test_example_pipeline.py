@@ -1,0 +1,74 @@
+"""The Quick start's promise, end to end: `myapp init`, `myapp run`, run the demo pipeline in the
+platform (DDP training on 2 local processes, model registered through the API by the job itself,
+service deployed locally) and get a correct prediction from the served model."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+import requests
+
+from test_cli import MYAPP, cli_env, free_port
+
+
+def test_demo_pipeline_trains_registers_and_serves(tmp_path):
+    from sklearn.datasets import load_digits
+
+    from myapp.backends import JobRef
+    from myapp.backends.local import LocalBackend
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = cli_env(tmp_path) | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": "s3cret-for-test"}
+    init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
+    assert init.returncode == 0, init.stderr
+    assert "pipeline: digits" in init.stdout
+    platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    serve_ref = None
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{base}/health", timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                time.sleep(0.5)
+        token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
+            "username": "admin", "password": "s3cret-for-test", "provider": "db"}).json()["access_token"]
+        api = requests.Session()
+        api.headers["Authorization"] = f"Bearer {token}"
+        pipeline = api.get(f"{base}/api/v1/pipeline/", params={"name": "digits"}).json()["items"][0]
+        run = api.post(f"{base}/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]}).json()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            state = api.get(f"{base}/api/v1/pipeline_run/{run['id']}").json()
+            if state["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(1)
+        task_runs = api.get(f"{base}/api/v1/task_run/", params={"pipeline_run_id": run["id"]}).json()["items"]
+        by_task = {t["task_id"]: t for t in task_runs}
+        assert state["state"] == "succeeded", (state, [(t["state"], t["reason"]) for t in task_runs])
+        assert all(t["attempt"] == 1 for t in task_runs)
+
+        versions = api.get(f"{base}/api/v1/model_version/", params={"name": "digits"}).json()["items"]
+        assert len(versions) == 1 and versions[0]["uri"].endswith(f"digits-{run['id']}.pt")
+
+        serve = next(t for t in by_task.values() if t["manifests"][0]["kind"] == "Deployment")
+        serve_ref = JobRef.from_dict(serve["backend_ref"])
+        url = re.search(r"serving at (http://\S+)", serve["reason"]).group(1)
+        features, labels = load_digits(return_X_y=True)
+        body = json.dumps({"instances": features[:20].tolist()}).encode()
+        request = urllib.request.Request(url + "/predict", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            predictions = json.loads(response.read())["predictions"]
+        assert sum(int(p == y) for p, y in zip(predictions, labels[:20])) >= 18
+    finally:
+        if serve_ref is not None:  # the service outlives the run by design; stop it here
+            LocalBackend(tmp_path / "jobs").cancel(serve_ref)
+        platform.send_signal(signal.SIGINT)
+        platform.wait(60)
