@@ -27,19 +27,19 @@ def heartbeat(hostname: str | None = None) -> dict:
 @shared_task(name="myapp.reconcile_run")
 def reconcile_run(run_id: int) -> str | None:
     """Drive one run as far as it goes now. Safe to run twice at once or to repeat (acks_late)."""
-    from .backends.registry import backend_for
+    from .backends.registry import backend_for, log_archive
     from .pipelines.controller import RunController
 
-    state = RunController(backend_for, on_finish=notify_run.delay).reconcile(run_id)
+    state = RunController(backend_for, on_finish=notify_run.delay, archive=log_archive()).reconcile(run_id)
     return state.value if state else None
 
 
 @shared_task(name="myapp.cancel_run")
 def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
-    from .backends.registry import backend_for
+    from .backends.registry import backend_for, log_archive
     from .pipelines.controller import RunController
 
-    RunController(backend_for, on_finish=notify_run.delay).cancel(run_id, reason)
+    RunController(backend_for, on_finish=notify_run.delay, archive=log_archive()).cancel(run_id, reason)
 
 
 @shared_task(name="myapp.tick")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter, defaultdict
 
-from myapp.backends import BackendError, JobRef, JobState, ObjectRef, Status
+from myapp.backends import BackendError, JobRef, JobState, LogLine, ObjectRef, Status
 from myapp.backends.base import JOB_NAME_LABEL
 
 
@@ -20,6 +20,7 @@ class FakeBackend:
         self.submits: Counter[str] = Counter()
         self.polls: Counter[str] = Counter()
         self.cancelled: set[str] = set()
+        self.cleaned: Counter[str] = Counter()
         self.jobs: dict[str, dict] = {}
         self.attempts: defaultdict[str, int] = defaultdict(int)
         self.lock = threading.Lock()
@@ -66,4 +67,6 @@ class FakeBackend:
         return []
 
     def cleanup(self, ref, archive):
-        archive.write(ref, [])
+        with self.lock:
+            self.cleaned[ref.job_name] += 1
+        archive.write(ref, [LogLine("master-0", 1, f"log of {ref.job_name}", 0.0)])

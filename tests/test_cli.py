@@ -114,3 +114,19 @@ def test_pipeline_apply_and_export(tmp_path):
     spec.write_text(spec.read_text().replace("depends_on: [prepare]", "depends_on: [prep]"))
     bad = subprocess.run([*MYAPP, "pipeline", "apply", str(spec)], env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "tasks[1] (train).depends_on: unknown task 'prep'" in bad.stderr
+
+
+def test_pipeline_run_wait_drives_in_process_and_follows_logs(tmp_path):
+    """No platform running: `run --wait` drives the run itself on the local backend."""
+    env = cli_env(tmp_path / "home")
+    assert subprocess.run([*MYAPP, "init"], env=env, capture_output=True, timeout=180).returncode == 0
+    spec = tmp_path / "hello.yaml"
+    spec.write_text("name: hello\nproject: demo\ntasks:\n"
+                    "  - name: greet\n    template: python\n    args: {command: 'echo hello from {{ pipeline }}'}\n"
+                    "  - name: fail\n    template: python\n    depends_on: [greet]\n    args: {command: 'exit 3'}\n")
+    assert subprocess.run([*MYAPP, "pipeline", "apply", str(spec)], env=env, capture_output=True,
+                          timeout=120).returncode == 0
+    done = subprocess.run([*MYAPP, "pipeline", "run", "hello", "--wait", "--poll", "0.2"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert "[greet/" in done.stdout and "hello from hello" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1 and "failed" in done.stdout.splitlines()[-1]

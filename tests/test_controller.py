@@ -189,3 +189,23 @@ def test_cancel_stops_running_attempts(app, catalog):
         assert controller.reconcile(run_id).value == "cancelled"
     assert backend.cancelled
     assert task_states(app, run_id) == [("a", 1, "cancelled")]
+
+
+def test_finished_attempts_are_archived_then_cleaned_up(app, catalog, tmp_path):
+    from myapp.backends import JobRef
+    from myapp.backends.archive import FileLogArchive
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+    from myapp.pipelines.controller import RunController
+
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
+    backend, archive = FakeBackend({"b": ["failed"]}), FileLogArchive(tmp_path)
+    controller = RunController(lambda task: backend, archive=archive)
+    with app.app_context():
+        for _ in range(10):
+            if controller.reconcile(run_id).value == "failed":
+                break
+        refs = [JobRef.from_dict(r) for r in db.session.scalars(
+            sa.select(TaskRun.backend_ref).filter_by(pipeline_run_id=run_id))]
+    assert len(refs) == 2 and all(backend.cleaned[r.job_name] == 1 for r in refs)
+    assert [line.line for line in archive.read(refs[1])] == [f"log of {refs[1].job_name}"]

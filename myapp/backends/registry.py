@@ -11,6 +11,7 @@ from flask import current_app
 
 from ..extensions import db
 from ..models import Cluster, ClusterKind, ResourceGroup, Task
+from .archive import FileLogArchive
 from .base import Backend
 
 _lock = threading.Lock()
@@ -47,3 +48,8 @@ def backend_for(task: Task) -> Backend:
             else:
                 _backends[key] = _local()
         return _backends[key]
+
+
+def log_archive() -> FileLogArchive:
+    """Where finished attempts' logs are kept, in the instance folder (shared by web and workers)."""
+    return FileLogArchive(Path(current_app.config["INSTANCE_PATH"]) / "logs")

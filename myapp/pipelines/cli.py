@@ -92,11 +92,12 @@ def run_command(name: str, project: str, wait: bool, poll: float) -> None:
 def follow(run_id: int, poll: float) -> str:
     """Reconcile in-process and print every attempt's aggregated log lines as they come."""
     from ..backends import JobRef
-    from ..backends.registry import backend_for
+    from ..backends.registry import backend_for, log_archive
     from ..models import Task
     from .controller import RunController
 
-    controller = RunController(backend_for)
+    archive = log_archive()
+    controller = RunController(backend_for, archive=archive)
     seen: dict[int, dict[str, int]] = {}
     while True:
         state = controller.reconcile(run_id)
@@ -104,8 +105,14 @@ def follow(run_id: int, poll: float) -> str:
             if not attempt.backend_ref:
                 continue
             task = db.session.get(Task, attempt.task_id)
+            ref = JobRef.from_dict(attempt.backend_ref)
             after = seen.setdefault(attempt.id, {})
-            for line in backend_for(task).logs(JobRef.from_dict(attempt.backend_ref), follow=False, after=after):
+            # A finished attempt's objects are gone once cleaned up: its logs are in the archive.
+            lines = (archive.read(ref) if attempt.is_finished
+                     else backend_for(task).logs(ref, follow=False, after=after))
+            for line in lines:
+                if line.seq <= after.get(line.replica, 0):
+                    continue
                 after[line.replica] = line.seq
                 click.echo(f"[{task.name}/{line.replica}] {line.line}")
         db.session.commit()

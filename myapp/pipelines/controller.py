@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-from ..backends import Backend, BackendError, JobRef
+from ..backends import Backend, BackendError, JobRef, LogArchive
 from ..extensions import db
 from ..models import Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, Task, TaskRun, TaskState, utcnow
 from ..models.states import TASK_ACTIVE
@@ -33,8 +33,10 @@ BackendFor = Callable[[Task], Backend]
 
 class RunController:
     def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow,
-                 on_finish: Callable[[int], None] = lambda run_id: None):
+                 on_finish: Callable[[int], None] = lambda run_id: None, archive: LogArchive | None = None):
         self.backend_for = backend_for
+        # With an archive, a finished attempt's logs are archived and its objects removed.
+        self.archive = archive
         self.now = now
         self.on_finish = on_finish  # called after the commit that finished a run (webhooks)
 
@@ -260,6 +262,11 @@ class RunController:
             return False
         if status.exit_code is not None:
             attempt.exit_code = status.exit_code
+        if attempt.is_finished and self.archive is not None:
+            try:
+                backend.cleanup(ref, self.archive)
+            except BackendError as exc:  # the outcome stands; say what was left behind
+                attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
         return True
 
 
