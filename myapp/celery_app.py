@@ -7,7 +7,9 @@ from celery import Celery, Task
 from flask import Flask
 
 
-def make_celery(app: Flask, settings: dict[str, Any] | None = None) -> Celery:
+def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: bool = True) -> Celery:
+    """default: make it the process's default Celery app (what shared tasks' .delay use); tests
+    that build extra apps on other brokers pass False so they do not take that place."""
     class AppContextTask(Task):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             with app.app_context():
@@ -21,5 +23,6 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None) -> Celery:
         "tick": {"task": "myapp.tick", "schedule": float(app.config["MYAPP_TICK_SECONDS"])},
     }
     celery.conf.beat_schedule_filename = f"{app.config['INSTANCE_PATH']}/celerybeat-schedule"
-    celery.set_default()
+    if default:
+        celery.set_default()
     return celery

@@ -22,7 +22,7 @@ def celery_worker(request, app, tmp_path):
         import redis
 
         redis.Redis.from_url(redis_url).flushdb()
-    celery = make_celery(app, celery_settings(tmp_path, redis_url))
+    celery = make_celery(app, celery_settings(tmp_path, redis_url), default=False)
     celery.loader.import_module("celery.contrib.testing.tasks")
     celery.loader.import_default_modules()
     with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):

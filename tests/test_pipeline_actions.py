@@ -112,7 +112,7 @@ def test_webhook_on_finish_with_retries(app, catalog, hook_server, tmp_path):
         pipeline = db.session.get(Pipeline, db.session.get(PipelineRun, run_id).pipeline_id)
         pipeline.webhook_url = hook_server
         db.session.commit()
-    celery = make_celery(app, celery_settings(tmp_path, None))
+    celery = make_celery(app, celery_settings(tmp_path, None), default=False)
     celery.loader.import_default_modules()
     results = []
     with start_worker(celery, pool="solo", perform_ping_check=False, shutdown_timeout=30):

@@ -1,0 +1,162 @@
+"""Faults during a run, with real Celery worker processes and the local backend:
+a worker killed with SIGKILL mid-run, and the Redis broker restarted mid-run. Each run must
+still end in the right state with every task attempt submitted exactly once."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from test_controller import catalog, make_pipeline  # noqa: F401  (fixture)
+
+SLEEPY = "python -c 'import time; time.sleep(1.5)'"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Redis:
+    """A private redis-server on its own port, so restarting it disturbs nothing else."""
+
+    def __init__(self, workdir: Path):
+        self.port, self.dir, self.proc = free_port(), workdir, None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([shutil.which("redis-server"), "--port", str(self.port), "--bind", "127.0.0.1",
+                                      "--save", "", "--appendonly", "no", "--dir", str(self.dir)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        import redis
+
+        for _ in range(100):
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def worker(app, broker_env: dict[str, str], log: Path) -> subprocess.Popen:
+    env = dict(os.environ, MYAPP_HOME=app.config["INSTANCE_PATH"], **broker_env)
+    env.pop("MYAPP_TEST_DATABASE", None)
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "myapp.worker:celery", "worker", "--pool", "solo",
+                             "-l", "warning"], env=env, stdout=log.open("a"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def attempts(app, run_id):
+    from myapp.extensions import db
+    from myapp.models import PipelineRun, Task, TaskRun
+
+    with app.app_context():
+        state = db.session.get(PipelineRun, run_id).state.value
+        rows = db.session.execute(sa.select(Task.name, TaskRun.attempt, TaskRun.state, TaskRun.backend_ref)
+                                  .join(Task, Task.id == TaskRun.task_id)
+                                  .where(TaskRun.pipeline_run_id == run_id)).all()
+        db.session.commit()
+    return state, rows
+
+
+def drive(app, celery, run_id, until, timeout=120):
+    """Send reconciles as beat's tick would, until `until(state, rows)` or the run ends."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            celery.send_task("myapp.reconcile_run", args=[run_id])
+        except Exception:  # noqa: BLE001 - the broker may be down on purpose; beat would retry too
+            pass
+        state, rows = attempts(app, run_id)
+        if until(state, rows) or state in ("succeeded", "failed", "cancelled"):
+            return state, rows
+        time.sleep(0.3)
+    raise AssertionError(f"run {run_id} stuck: {attempts(app, run_id)}")
+
+
+def check_exactly_once(app, rows, tasks: int) -> None:
+    from myapp.backends.registry import local_workdir
+
+    assert sorted(name for name, *_ in rows) == sorted(f"t{i}" for i in range(tasks))
+    assert all(attempt == 1 and state.value == "succeeded" for _, attempt, state, _ in rows), rows
+    with app.app_context():
+        archived = list((local_workdir().parent / "logs").rglob("*.jsonl"))
+    job_names = {ref["job_name"] for *_, ref in rows}
+    assert len(job_names) == tasks  # one backend job per attempt, archived once each
+    assert {p.stem for p in archived} >= job_names
+
+
+@pytest.mark.parametrize("broker", ["embedded", "redis"])
+def test_worker_killed_mid_run(app, catalog, broker, tmp_path):
+    from myapp.celery_app import make_celery
+    from myapp.config import celery_settings
+
+    redis_server = None
+    if broker == "redis":
+        redis_server = Redis(tmp_path)
+        redis_server.start()
+    broker_env = {"REDIS_URL": redis_server.url} if redis_server else {}
+    celery = make_celery(app, celery_settings(Path(app.config["INSTANCE_PATH"]),
+                                              redis_server.url if redis_server else None), default=False)
+    tasks = {f"t{i}": {"args": {"command": SLEEPY}} for i in range(4)}
+    run_id, _ = make_pipeline(app, catalog, tasks, [(f"t{i}", f"t{i + 1}") for i in range(3)])
+    first = worker(app, broker_env, tmp_path / "worker.log")
+    try:
+        drive(app, celery, run_id, until=lambda s, rows: any(st.value == "running" for _, _, st, _ in rows))
+        os.killpg(first.pid, signal.SIGKILL)  # mid-run, maybe mid-reconcile
+        first.wait()
+        second = worker(app, broker_env, tmp_path / "worker.log")
+        try:
+            state, rows = drive(app, celery, run_id, until=lambda s, r: False)
+        finally:
+            second.terminate()
+            second.wait(30)
+        assert state == "succeeded", (rows, (tmp_path / "worker.log").read_text()[-2000:])
+        check_exactly_once(app, rows, 4)
+    finally:
+        if first.poll() is None:
+            first.kill()
+        if redis_server:
+            redis_server.stop()
+
+
+def test_redis_restarted_mid_run(app, catalog, tmp_path):
+    from myapp.celery_app import make_celery
+    from myapp.config import celery_settings
+
+    redis_server = Redis(tmp_path)
+    redis_server.start()
+    celery = make_celery(app, celery_settings(Path(app.config["INSTANCE_PATH"]), redis_server.url), default=False)
+    tasks = {f"t{i}": {"args": {"command": SLEEPY}} for i in range(4)}
+    run_id, _ = make_pipeline(app, catalog, tasks, [(f"t{i}", f"t{i + 1}") for i in range(3)])
+    proc = worker(app, {"REDIS_URL": redis_server.url}, tmp_path / "worker.log")
+    try:
+        drive(app, celery, run_id, until=lambda s, rows: any(st.value == "running" for _, _, st, _ in rows))
+        redis_server.stop()  # everything queued in Redis is lost with it (no persistence)
+        time.sleep(2)
+        redis_server.start()
+        state, rows = drive(app, celery, run_id, until=lambda s, r: False)
+        assert state == "succeeded", (rows, (tmp_path / "worker.log").read_text()[-2000:])
+        check_exactly_once(app, rows, 4)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        redis_server.stop()
