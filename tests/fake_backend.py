@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter, defaultdict
 
-from myapp.backends import BackendError, JobRef, JobState, LogLine, ObjectRef, Status
+from myapp.backends import BackendError, JobRef, JobState, LogLine, MetricSample, ObjectRef, Status
 from myapp.backends.base import JOB_NAME_LABEL
 
 
@@ -64,7 +64,7 @@ class FakeBackend:
         return iter(())
 
     def metrics(self, ref, since=None):
-        return []
+        return [MetricSample(timestamp=1.0, replica="master-0", cpu_cores=0.5, memory_bytes=2**20)]
 
     def cleanup(self, ref, archive):
         with self.lock:

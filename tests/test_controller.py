@@ -209,3 +209,6 @@ def test_finished_attempts_are_archived_then_cleaned_up(app, catalog, tmp_path):
             sa.select(TaskRun.backend_ref).filter_by(pipeline_run_id=run_id))]
     assert len(refs) == 2 and all(backend.cleaned[r.job_name] == 1 for r in refs)
     assert [line.line for line in archive.read(refs[1])] == [f"log of {refs[1].job_name}"]
+    with app.app_context():
+        samples = db.session.scalars(sa.select(TaskRun.metrics).filter_by(pipeline_run_id=run_id)).all()
+    assert all(s and s[0]["cpu_cores"] == 0.5 and s[0]["replica"] == "master-0" for s in samples)

@@ -55,6 +55,15 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path):
         assert state["state"] == "succeeded", (state, [(t["state"], t["reason"]) for t in task_runs])
         assert all(t["attempt"] == 1 for t in task_runs)
 
+        train = next(t for t in by_task.values() if t["manifests"][0]["kind"] == "PyTorchJob")
+        logs = api.get(f"{base}/api/v1/task_run/{train['id']}/logs", params={"search": "accuracy"}).json()
+        assert logs["replicas"] == ["master-0"] and logs["items"][0]["line"].startswith("test accuracy")
+        all_logs = api.get(f"{base}/api/v1/task_run/{train['id']}/logs").json()
+        assert "master-0" in all_logs["replicas"] and len(all_logs["items"]) > len(logs["items"])  # archived
+        assert api.get(f"{base}/api/v1/task_run/{train['id']}/logs", params={"limit": 0}).status_code == 400
+        samples = api.get(f"{base}/api/v1/task_run/{train['id']}/metrics").json()["items"]
+        assert samples and {s["replica"] for s in samples} <= {"master-0", "worker-0"}
+
         versions = api.get(f"{base}/api/v1/model_version/", params={"name": "digits"}).json()["items"]
         assert len(versions) == 1 and versions[0]["uri"].endswith(f"digits-{run['id']}.pt")
 

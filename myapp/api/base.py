@@ -10,6 +10,7 @@ import enum
 import functools
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -51,6 +52,23 @@ def to_json_value(value: Any) -> Any:
         return value.value
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
+    return value
+
+
+def query_args(allowed: set[str]) -> dict[str, str]:
+    unknown = sorted(set(request.args) - allowed)
+    if unknown:
+        raise FieldError(unknown[0], f"unknown query parameter; allowed: {', '.join(sorted(allowed))}")
+    return dict(request.args)
+
+
+def bounded_int(args: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    try:
+        value = int(args.get(name, default))
+        if not low <= value <= high:
+            raise ValueError
+    except ValueError:
+        raise FieldError(name, f"must be an integer from {low} to {high}") from None
     return value
 
 
@@ -179,18 +197,8 @@ class ResourceApi(BaseApi):
         return raw
 
     def _page_args(self) -> tuple[int, int, list[sa.ColumnElement]]:
-        try:
-            page = int(request.args.get("page", 0))
-            if page < 0:
-                raise ValueError
-        except ValueError:
-            raise FieldError("page", "must be a non-negative integer") from None
-        try:
-            page_size = int(request.args.get("page_size", 25))
-            if not 1 <= page_size <= MAX_PAGE_SIZE:
-                raise ValueError
-        except ValueError:
-            raise FieldError("page_size", f"must be an integer from 1 to {MAX_PAGE_SIZE}") from None
+        page = bounded_int(request.args, "page", 0, 0, 10**9)
+        page_size = bounded_int(request.args, "page_size", 25, 1, MAX_PAGE_SIZE)
         order = request.args.get("order", "-id")
         name = order.lstrip("-")
         if name not in self.orders:

@@ -6,7 +6,9 @@ from typing import Any
 
 import sqlalchemy as sa
 from croniter import croniter
-from flask import current_app, jsonify
+from dataclasses import asdict
+
+from flask import current_app, jsonify, request
 from marshmallow import ValidationError, fields, validate
 
 from ..extensions import db
@@ -16,7 +18,7 @@ from ..models import (
     ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, RunTrigger,
     Task, TaskRun, TriggerRule,
 )
-from .base import Ref, ResourceApi
+from .base import Ref, ResourceApi, bounded_int, query_args
 from .errors import ApiError, FieldError
 from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
 from .routing import json_body, on_commit, route
@@ -286,6 +288,9 @@ class PipelineRunApi(ResourceApi):
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
 
 
+MAX_LOG_LINES = 10_000
+
+
 class TaskRunApi(ResourceApi):
     """Read-only: task runs are written by the run controller, never by hand."""
 
@@ -295,4 +300,37 @@ class TaskRunApi(ResourceApi):
     label = "task run"
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
-    include_route_methods = {"get_list", "get"}
+    include_route_methods = {"get_list", "get", "logs", "metrics"}
+
+    def _backend_and_ref(self, attempt: TaskRun):
+        from ..backends import JobRef
+        from ..backends.registry import backend_for
+
+        return backend_for(db.session.get(Task, attempt.task_id)), JobRef.from_dict(attempt.backend_ref)
+
+    @route("/<int:pk>/logs", summary="Aggregated logs of every replica: live while running, archived after",
+           query={"replica": "only this replica (e.g. worker-1)", "search": "only lines containing this text",
+                  "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"})
+    def logs(self, pk: int):
+        from ..backends.registry import log_archive
+
+        attempt = self.load(pk)
+        args = query_args({"replica", "search", "limit"})
+        limit = bounded_int(args, "limit", 1000, 1, MAX_LOG_LINES)
+        lines = []
+        if attempt.backend_ref:
+            backend, ref = self._backend_and_ref(attempt)
+            archived = log_archive().read(ref) if attempt.is_finished else []
+            lines = archived or list(backend.logs(ref, follow=False))
+        lines = [ln for ln in lines if (not args.get("replica") or ln.replica == args["replica"])
+                 and (not args.get("search") or args["search"] in ln.line)]
+        return jsonify(replicas=sorted({ln.replica for ln in lines}), items=[
+            {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp} for ln in lines[-limit:]])
+
+    @route("/<int:pk>/metrics", summary="CPU, memory and GPU samples: live while running, kept after")
+    def metrics(self, pk: int):
+        attempt = self.load(pk)
+        if attempt.is_finished or not attempt.backend_ref:
+            return jsonify(items=attempt.metrics or [])
+        backend, ref = self._backend_and_ref(attempt)
+        return jsonify(items=[asdict(sample) for sample in backend.metrics(ref)])

@@ -122,6 +122,8 @@ class TaskRun(IdMixin, _Stateful, Model):
     # The exact manifests submitted for this attempt (audit and run history).
     manifests: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)
     exit_code: Mapped[int | None] = mapped_column(sa.Integer)
+    # CPU, memory and GPU samples written back when the attempt finishes (run history).
+    metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     # Where the backend runs it (myapp.backends.JobRef.as_dict()); set once submitted.
     backend_ref: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)

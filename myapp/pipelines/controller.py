@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from dataclasses import asdict
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -26,6 +27,7 @@ from .scheduling import admission
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 20
+MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
 SERVICE_KINDS = frozenset({"Deployment", "Notebook"})  # a pass that changed something is followed by another, up to this many
 
 BackendFor = Callable[[Task], Backend]
@@ -264,6 +266,7 @@ class RunController:
             attempt.exit_code = status.exit_code
         if attempt.is_finished and self.archive is not None:
             try:
+                attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]
                 backend.cleanup(ref, self.archive)
             except BackendError as exc:  # the outcome stands; say what was left behind
                 attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
