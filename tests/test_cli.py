@@ -29,6 +29,17 @@ def cli_env(home: Path) -> dict[str, str]:
     return env | {"MYAPP_HOME": str(home)}
 
 
+def wait_healthy(base: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"{base}/health", timeout=5).status_code == 200:
+                return
+        except requests.RequestException:  # not listening yet, or still starting
+            time.sleep(0.5)
+    raise AssertionError("web never became healthy")
+
+
 def test_init_then_run_then_ctrl_c(tmp_path):
     env = cli_env(tmp_path)
     first = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
@@ -44,15 +55,7 @@ def test_init_then_run_then_ctrl_c(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{base}/health", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:  # not listening yet, or still starting
-                time.sleep(0.5)
-        else:
-            raise AssertionError("web never became healthy")
+        wait_healthy(base)
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 3  # web, worker, beat
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={

@@ -12,7 +12,7 @@ import urllib.request
 
 import requests
 
-from test_cli import MYAPP, cli_env, free_port
+from test_cli import MYAPP, cli_env, free_port, wait_healthy
 
 
 def test_demo_pipeline_trains_registers_and_serves(tmp_path):
@@ -31,13 +31,7 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     serve_ref = None
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{base}/health", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                time.sleep(0.5)
+        wait_healthy(base)
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": "s3cret-for-test", "provider": "db"}).json()["access_token"]
         api = requests.Session()
