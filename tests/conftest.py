@@ -133,3 +133,18 @@ def admin(make_user) -> ApiClient:
 @pytest.fixture()
 def user(make_user) -> ApiClient:
     return make_user()
+
+
+@pytest.fixture()
+def catalog(app):
+    """The shipped job-template catalog in the database; returns the `python` template's id."""
+    import sqlalchemy as sa
+
+    from myapp.catalog import load_catalog
+    from myapp.extensions import db
+    from myapp.models import JobTemplate
+    from myapp.setup_data import sync_catalog
+
+    with app.app_context():
+        sync_catalog(load_catalog())
+        return db.session.scalar(sa.select(JobTemplate.id).filter_by(name="python"))

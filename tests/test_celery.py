@@ -68,18 +68,10 @@ def fake_default_backend(app):
         registry._backends[key] = saved
 
 
-def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend):
+def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catalog):
     from test_controller import make_pipeline
 
-    from myapp.catalog import load_catalog
-    from myapp.extensions import db
-    from myapp.models import JobTemplate
-    from myapp.setup_data import sync_catalog
-
-    with app.app_context():
-        sync_catalog(load_catalog())
-        template = db.session.scalar(sa.select(JobTemplate.id).filter_by(name="python"))
-    run_id, _ = make_pipeline(app, template, {"a": {}, "b": {}}, [("a", "b")])
+    run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
     state = None
     for _ in range(10):  # what beat's tick does
         state = celery_worker.send_task("myapp.reconcile_run", args=[run_id]).get(timeout=30)

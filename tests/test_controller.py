@@ -5,23 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
-import pytest
 import sqlalchemy as sa
 
 from conftest import unique
 from fake_backend import FakeBackend
-
-
-@pytest.fixture()
-def catalog(app):
-    from myapp.catalog import load_catalog
-    from myapp.extensions import db
-    from myapp.models import JobTemplate
-    from myapp.setup_data import sync_catalog
-
-    with app.app_context():
-        sync_catalog(load_catalog())
-        return db.session.scalar(sa.select(JobTemplate.id).filter_by(name="python"))
 
 
 def make_pipeline(app, template_id, tasks, edges, **pipeline_kw):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from test_controller import catalog, make_pipeline  # noqa: F401  (fixture)
+from test_controller import make_pipeline
 
 SLEEPY = "python -c 'import time; time.sleep(1.5)'"
 

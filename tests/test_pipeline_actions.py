@@ -6,11 +6,10 @@ import json
 import threading
 
 import pytest
-import sqlalchemy as sa
 
 from conftest import unique
 from fake_backend import FakeBackend
-from test_controller import catalog, drive, make_pipeline, task_states  # noqa: F401  (fixture)
+from test_controller import drive, make_pipeline, task_states
 from world import build_catalog, created
 
 

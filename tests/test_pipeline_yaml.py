@@ -27,12 +27,7 @@ tasks:
 
 
 @pytest.fixture()
-def project(app, user):
-    from myapp.catalog import load_catalog
-    from myapp.setup_data import sync_catalog
-
-    with app.app_context():
-        sync_catalog(load_catalog())
+def project(catalog, user):
     return created(user.post("/api/v1/project/", json={"name": unique("p")}))
 
 
