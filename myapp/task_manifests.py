@@ -5,6 +5,7 @@ from typing import Any
 
 from .extensions import db
 from .models import JobTemplate, Pipeline, Project, ResourceGroup, Task
+from .pipelines.macros import SAMPLE_VALUES, substitute
 from .rendering import ArgumentError, RenderContext, render, validate_args
 from .rendering.quantity import resolve_resources
 from .rendering import ResourceGroup as GroupSpec
@@ -43,8 +44,6 @@ def check_task_inputs(template: JobTemplate, args: dict[str, Any] | None, resour
     """Arguments and resources must fit the template when saved, not fail at run time.
 
     Raises ArgumentError whose field is `args.<name>` or `resources.<key>`."""
-    from .pipelines.macros import SAMPLE_VALUES, substitute
-
     try:
         # Macros are filled at run time; check the arguments as they will be then.
         validate_args(template.args_schema, substitute(args or {}, SAMPLE_VALUES))

@@ -20,9 +20,9 @@ from marshmallow import Schema
 
 from ..extensions import db
 from ..models import Project, ProjectRole
-from .errors import ApiError, FieldError, NotFound
+from .errors import FieldError, NotFound
 from .routing import json_body, route
-from .scope import check_project, is_admin, visible_project_ids
+from .scope import check_project, visible_project_ids
 
 MAX_PAGE_SIZE = 100
 
@@ -244,9 +244,7 @@ class ResourceApi(BaseApi):
         db.session.add(obj)
         db.session.flush()
         self.after_create(obj)
-        response = jsonify(self.present(obj))
-        response.status_code = 201
-        return response
+        return jsonify(self.present(obj)), 201
 
     @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
            summary="Update the fields given")

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from croniter import croniter
 from dataclasses import asdict
 
-from flask import current_app, jsonify, request
+from flask import current_app, jsonify
 from marshmallow import ValidationError, fields, validate
 
 from ..extensions import db
@@ -107,9 +107,7 @@ class PipelineApi(ResourceApi):
             raise FieldError("end", str(exc)) from None
         for run_id in run_ids:
             on_commit(lambda run_id=run_id: enqueue("myapp.reconcile_run", run_id))
-        response = jsonify(run_ids=run_ids)
-        response.status_code = 201
-        return response
+        return jsonify(run_ids=run_ids), 201
 
     @route("/<int:pk>/clone", methods=("POST",), permission="write", body=CloneSchema, status=201,
            summary="Copy the pipeline (tasks and edges) under a new name in the same project")
@@ -126,9 +124,7 @@ class PipelineApi(ResourceApi):
         pipeline = pipeline_spec.apply(pipeline_spec.parse(yaml.safe_dump(doc)),
                                        db.session.get(Project, source.project_id), current_user().id)
         pipeline.paused = True  # a copy does not start firing its schedule by surprise
-        response = jsonify(self.present(pipeline))
-        response.status_code = 201
-        return response
+        return jsonify(self.present(pipeline)), 201
 
     @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
     def export_yaml(self, pk: int):
@@ -184,9 +180,7 @@ class TaskApi(ResourceApi):
         db.session.flush()
         run_id = run.id
         on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
-        response = jsonify(run_id=run_id)
-        response.status_code = 201
-        return response
+        return jsonify(run_id=run_id), 201
 
     @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated")
     def manifests(self, pk: int):
@@ -268,9 +262,7 @@ class PipelineRunApi(ResourceApi):
         db.session.flush()
         run_id = run.id
         on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
-        response = jsonify(self.present(run))
-        response.status_code = 201
-        return response
+        return jsonify(self.present(run)), 201
 
     @route("/<int:pk>/cancel", methods=("POST",), permission="write", status=202,
            summary="Cancel the run: its running jobs are stopped in the backend")
@@ -279,9 +271,7 @@ class PipelineRunApi(ResourceApi):
         if run.is_finished:
             raise ApiError(f"run {pk} already {run.state.value}", status=409)
         on_commit(lambda: enqueue("myapp.cancel_run", pk))
-        response = jsonify(message=f"cancelling run {pk}")
-        response.status_code = 202
-        return response
+        return jsonify(message=f"cancelling run {pk}"), 202
 
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:

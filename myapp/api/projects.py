@@ -103,9 +103,7 @@ class ProjectApi(ResourceApi):
         db.session.add(member)
         db.session.flush()
         on_commit(lambda: forget_memberships(user.id))
-        response = jsonify(present_member(member))
-        response.status_code = 201
-        return response
+        return jsonify(present_member(member)), 201
 
     @route("/<int:pk>/members/<int:member_id>", methods=("PUT",), permission="write", body=MemberRoleSchema,
            summary="Change a member's role (owners only)")

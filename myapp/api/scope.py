@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from flask import current_app, g
 
 from ..extensions import cache, db
-from ..models import Project, ProjectMember, ProjectRole
+from ..models import ProjectMember, ProjectRole
 from .errors import Forbidden, NotFound
 
 
@@ -65,10 +65,3 @@ def check_project(project_id: int, needed: ProjectRole, missing: NotFound | None
     if not role.allows(needed):
         raise Forbidden(f"your role in this project is {role.value}; this needs {needed.value}")
 
-
-def get_project(project_id: int, needed: ProjectRole) -> Project:
-    check_project(project_id, needed)
-    project = db.session.get(Project, project_id)
-    if project is None:
-        raise NotFound("project", project_id)
-    return project

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
@@ -55,6 +54,3 @@ def project_fk(parent_table: str) -> sa.ForeignKeyConstraint:
         ondelete="CASCADE",
     )
 
-
-def as_dict(obj: Any, columns: list[str]) -> dict[str, Any]:
-    return {c: getattr(obj, c) for c in columns}

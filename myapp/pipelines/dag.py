@@ -12,7 +12,6 @@ from ..models.states import TaskState
 
 FAILED_LIKE = frozenset({TaskState.FAILED, TaskState.UPSTREAM_FAILED})
 SKIPPED_LIKE = frozenset({TaskState.SKIPPED, TaskState.CANCELLED})
-DONE = frozenset({TaskState.SUCCEEDED}) | FAILED_LIKE | SKIPPED_LIKE
 
 
 @dataclass(frozen=True)
