@@ -21,6 +21,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         init_api(app)
     init_celery(app)
     init_health(app)
+    init_ui(app)
     return app
 
 
@@ -54,12 +55,14 @@ def init_cache(app: Flask) -> None:
 
 def init_security(app: Flask) -> None:
     from .security import PlatformSecurityManager, builtin_roles
+    from .web import SpaIndexView
 
     # FAB warns on every start about filters of its own security models; noise in CLI output.
     logging.getLogger("flask_appbuilder.models.filters").setLevel(logging.ERROR)
     app.config.setdefault("FAB_ROLES", builtin_roles())
     app.config.setdefault("FAB_CREATE_DB", False)  # Alembic owns the schema
     appbuilder.security_manager_class = PlatformSecurityManager
+    appbuilder.indexview = SpaIndexView
     csrf.init_app(app)
     appbuilder.init_app(app, db.session)
 
@@ -85,3 +88,10 @@ def init_health(app: Flask) -> None:
     def health():  # noqa: ANN202
         db.session.execute(sa.text("SELECT 1"))
         return {"status": "ok"}
+
+
+def init_ui(app: Flask) -> None:
+    """The browser UI (static files under /ui/) and its cookie-session login."""
+    from .web import register_ui
+
+    register_ui(app)

@@ -148,7 +148,7 @@ def run(host: str, port: int, web_workers: int) -> None:
     env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"))
     commands = {
         "web": [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(web_workers),
-                "--threads", "4", "--worker-class", "gthread", "--access-logfile", "-", "myapp.wsgi:app"],
+                "--threads", "16", "--worker-class", "gthread", "--access-logfile", "-", "myapp.wsgi:app"],
         "worker": _celery_cmd("worker", "-l", "info", "--concurrency", "2"),
         "beat": _celery_cmd("beat", "-l", "info"),
     }

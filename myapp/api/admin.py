@@ -11,7 +11,10 @@ from ..models import Cluster, ClusterKind, Project, Quota, ResourceGroup, Task
 from decimal import Decimal
 
 from ..rendering.quantity import format_cpu, format_memory, parse_quantity
+from flask import jsonify
+
 from .base import Ref, ResourceApi
+from .routing import route
 from .errors import ApiError
 from .fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
 
@@ -124,3 +127,10 @@ class QuotaApi(ResourceApi):
 
     def present(self, obj: Quota) -> dict[str, Any]:
         return present_capacity(super().present(obj), obj)
+
+    @route("/usage", summary="Capacity against use: per resource group and project, what running attempts "
+                             "request (cpu millicores, memory bytes, gpus)")
+    def usage(self):
+        from ..usage import usage_report
+
+        return jsonify(items=usage_report())

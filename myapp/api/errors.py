@@ -71,6 +71,10 @@ def validation_error(err: ValidationError) -> ApiError:
 def register_error_handlers(app: Flask) -> None:
     """Outside the API routes (unknown URL, wrong method, bad JWT) still answer JSON under /api/."""
 
+    @app.errorhandler(ApiError)
+    def _api_error(exc: ApiError):  # noqa: ANN202 - views outside route() (e.g. session login)
+        return exc.response()
+
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):  # noqa: ANN202
         if not request.path.startswith("/api/"):

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from croniter import croniter
 from dataclasses import asdict
 
-from flask import current_app, jsonify
+from flask import current_app, jsonify, request
 from marshmallow import ValidationError, fields, validate
 
 from ..extensions import db
@@ -273,6 +273,14 @@ class PipelineRunApi(ResourceApi):
         on_commit(lambda: enqueue("myapp.cancel_run", pk))
         return jsonify(message=f"cancelling run {pk}"), 202
 
+    @route("/<int:pk>/events", summary="Server-sent events: `run` (the run and its task runs) on every change, "
+                                       "`end` once it has finished")
+    def events(self, pk: int):
+        from .streams import run_events, sse_response
+
+        self.load(pk)
+        return sse_response(run_events(pk, self.present))
+
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
@@ -290,7 +298,7 @@ class TaskRunApi(ResourceApi):
     label = "task run"
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
-    include_route_methods = {"get_list", "get", "logs", "metrics"}
+    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics"}
 
     def _backend_and_ref(self, attempt: TaskRun):
         from ..backends import JobRef
@@ -298,24 +306,46 @@ class TaskRunApi(ResourceApi):
 
         return backend_for(db.session.get(Task, attempt.task_id)), JobRef.from_dict(attempt.backend_ref)
 
+    def _read_lines(self, attempt: TaskRun, after: dict[str, int] | None = None) -> list:
+        """Lines after the cursor (replica -> last seq): live while running, archived after."""
+        from ..backends.registry import log_archive
+
+        if not attempt.backend_ref:
+            return []
+        backend, ref = self._backend_and_ref(attempt)
+        cursor = dict(after or {})
+        archived = log_archive().read(ref) if attempt.is_finished else []
+        if archived:
+            return [ln for ln in archived if ln.seq > cursor.get(ln.replica, -1)]
+        return list(backend.logs(ref, follow=False, after=cursor or None))
+
+    @staticmethod
+    def _log_filter(args: dict[str, str]):
+        replica, search = args.get("replica"), args.get("search")
+        return lambda ln: (not replica or ln.replica == replica) and (not search or search in ln.line)
+
     @route("/<int:pk>/logs", summary="Aggregated logs of every replica: live while running, archived after",
            query={"replica": "only this replica (e.g. worker-1)", "search": "only lines containing this text",
                   "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"})
     def logs(self, pk: int):
-        from ..backends.registry import log_archive
-
         attempt = self.load(pk)
         args = query_args({"replica", "search", "limit"})
         limit = bounded_int(args, "limit", 1000, 1, MAX_LOG_LINES)
-        lines = []
-        if attempt.backend_ref:
-            backend, ref = self._backend_and_ref(attempt)
-            archived = log_archive().read(ref) if attempt.is_finished else []
-            lines = archived or list(backend.logs(ref, follow=False))
-        lines = [ln for ln in lines if (not args.get("replica") or ln.replica == args["replica"])
-                 and (not args.get("search") or args["search"] in ln.line)]
+        lines = self._read_lines(attempt)
+        keep = self._log_filter(args)
         return jsonify(replicas=sorted({ln.replica for ln in lines}), items=[
-            {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp} for ln in lines[-limit:]])
+            {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp}
+            for ln in lines if keep(ln)][-limit:])
+
+    @route("/<int:pk>/log_stream", summary="Server-sent events: `lines` as they are written, `end` when finished",
+           query={"replica": "only this replica", "search": "only lines containing this text"})
+    def log_stream(self, pk: int):
+        from .streams import log_events, parse_cursor, sse_response
+
+        self.load(pk)
+        args = query_args({"replica", "search"})
+        after = parse_cursor(request.headers.get("Last-Event-ID"))
+        return sse_response(log_events(pk, self._read_lines, self._log_filter(args), after, MAX_LOG_LINES))
 
     @route("/<int:pk>/metrics", summary="CPU, memory and GPU samples: live while running, kept after")
     def metrics(self, pk: int):

@@ -1,0 +1,107 @@
+// The shell: session gate, top bar (project switcher, navigation), and the page for the URL.
+// Heavy pages (editor, run view, admin) load on demand so the first page stays small.
+import { lazy, Suspense, useEffect, type ReactNode } from "react";
+import { Link, matchRoute, navigate, useLocation } from "./router";
+import { SessionProvider, useSession } from "./session";
+import { Loading } from "./components/ui";
+import { LoginPage } from "./pages/Login";
+import { PipelinesPage } from "./pages/Pipelines";
+
+const CatalogPage = lazy(() => import("./pages/Catalog"));
+const EditorPage = lazy(() => import("./pages/editor/EditorPage"));
+const RunPage = lazy(() => import("./pages/run/RunPage"));
+const RunsPage = lazy(() => import("./pages/run/RunsPage"));
+const AdminPage = lazy(() => import("./pages/admin/AdminPage"));
+
+export function App() {
+  return <SessionProvider>{(ready) => (ready ? <Gate /> : <Loading />)}</SessionProvider>;
+}
+
+function Gate() {
+  const { me } = useSession();
+  const { path } = useLocation();
+  useEffect(() => {
+    if (!me && path !== "/login") navigate(`/login?next=${encodeURIComponent(path)}`, true);
+    if (me && path === "/login") navigate("/pipelines", true);
+  }, [me, path]);
+  if (!me) return <LoginPage />;
+  return <Shell />;
+}
+
+interface Route {
+  pattern: string;
+  render: (params: Record<string, string>) => ReactNode;
+  admin?: boolean;
+}
+
+const ROUTES: Route[] = [
+  { pattern: "/pipelines", render: () => <PipelinesPage /> },
+  { pattern: "/pipelines/:id", render: (p) => <EditorPage key={p.id} pipelineId={Number(p.id)} /> },
+  { pattern: "/pipelines/:id/runs", render: (p) => <RunsPage key={p.id} pipelineId={Number(p.id)} /> },
+  { pattern: "/runs", render: () => <RunsPage /> },
+  { pattern: "/runs/:id", render: (p) => <RunPage key={p.id} runId={Number(p.id)} /> },
+  { pattern: "/catalog", render: () => <CatalogPage /> },
+  { pattern: "/admin", render: () => <AdminPage tab="clusters" />, admin: true },
+  { pattern: "/admin/:tab", render: (p) => <AdminPage tab={p.tab} />, admin: true },
+];
+
+function Shell() {
+  const { me, project } = useSession();
+  const { path } = useLocation();
+  useEffect(() => {
+    if (path === "/" || path === "/login") navigate("/pipelines", true);
+  }, [path]);
+  let page: ReactNode = <p>Page not found. <Link to="/pipelines">Go to pipelines</Link></p>;
+  for (const route of ROUTES) {
+    const params = matchRoute(route.pattern, path);
+    if (!params) continue;
+    if (route.admin && !me?.is_admin) page = <p role="alert">Only administrators can open this page.</p>;
+    else if (!project && !route.admin) page = <NoProject />;
+    else page = route.render(params);
+    break;
+  }
+  return (
+    <div className="shell">
+      <TopBar />
+      <main className="content">
+        <Suspense fallback={<Loading />}>{page}</Suspense>
+      </main>
+    </div>
+  );
+}
+
+function NoProject() {
+  return <p>You are not a member of any project yet. Ask a project owner or an administrator to add you.</p>;
+}
+
+function TopBar() {
+  const { me, project, setProjectId, logout } = useSession();
+  const { path } = useLocation();
+  const nav = [
+    { to: "/pipelines", label: "Pipelines" },
+    { to: "/runs", label: "Runs" },
+    { to: "/catalog", label: "Catalog" },
+    ...(me?.is_admin ? [{ to: "/admin", label: "Admin" }] : []),
+  ];
+  return (
+    <header className="topbar">
+      <Link to="/pipelines" className="brand">myapp</Link>
+      <label className="project-switcher">
+        <span>Project</span>
+        <select aria-label="Project" value={project?.id ?? ""}
+          onChange={(e) => setProjectId(Number(e.target.value))}>
+          {(me?.projects ?? []).map((p) => <option key={p.id} value={p.id}>{p.name} ({p.role})</option>)}
+        </select>
+      </label>
+      <nav aria-label="Main">
+        {nav.map((item) => (
+          <Link key={item.to} to={item.to} aria-current={path.startsWith(item.to) ? "page" : undefined}>
+            {item.label}
+          </Link>
+        ))}
+      </nav>
+      <span className="user">{me?.username}</span>
+      <button type="button" className="link-button" onClick={() => void logout()}>Sign out</button>
+    </header>
+  );
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+import react from "@vitejs/plugin-react";
+
+// Flask serves the built files under /ui/ (myapp/web.py); `npm run dev` proxies the API to it.
+export default defineConfig({
+  base: "/ui/",
+  plugins: [react()],
+  build: { outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800 },
+  server: { proxy: { "/api": "http://127.0.0.1:8080", "/health": "http://127.0.0.1:8080" } },
+  test: { include: ["src/**/*.test.ts", "src/**/*.test.tsx"], environment: "node" },
+});

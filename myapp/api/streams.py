@@ -1,0 +1,122 @@
+"""Server-sent event streams for the UI: a run's states and a task run's logs, live.
+
+Workers write state and logs; these streams only read (SQL, the backend's log reader) and
+push what changed. A stream ends after STREAM_SECONDS and the browser's EventSource
+reconnects (with Last-Event-ID for logs), so a stream never holds a web thread for long.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Iterator
+
+from flask import Response, stream_with_context
+
+from ..extensions import db
+from ..models import PipelineRun, TaskRun
+
+STREAM_SECONDS = 30.0
+POLL_SECONDS = 0.5
+RETRY_MS = 1500
+TASK_RUN_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
+                   "created_at", "submitted_at", "started_at", "finished_at")
+
+
+def event(name: str, data: Any, event_id: str | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def sse_response(events: Iterator[str]) -> Response:
+    return Response(stream_with_context(events), mimetype="text/event-stream",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def run_events(run_id: int, present: Callable[[Any], dict[str, Any]]) -> Iterator[str]:
+    """`run` events with the run and its task runs whenever any of them changes; `end` once finished."""
+    yield f"retry: {RETRY_MS}\n\n"
+    deadline = time.monotonic() + STREAM_SECONDS
+    last = None
+    while True:
+        run = db.session.get(PipelineRun, run_id, populate_existing=True)
+        if run is None:
+            yield event("end", {"reason": "deleted"})
+            return
+        attempts = db.session.scalars(
+            db.select(TaskRun).filter_by(pipeline_run_id=run_id).order_by(TaskRun.task_id, TaskRun.attempt)
+        ).all()
+        # reconciled_at changes on every controller pass; it is a lock, not news for the UI.
+        snapshot = {"run": {k: v for k, v in present(run).items() if k != "reconciled_at"}, "task_runs": [
+            {f: present_value(getattr(a, f)) for f in TASK_RUN_FIELDS} for a in attempts]}
+        finished = run.is_finished
+        db.session.rollback()  # end the read so the next poll sees the workers' commits
+        text = json.dumps(snapshot, sort_keys=True)
+        if text != last:
+            last = text
+            yield event("run", snapshot)
+        else:
+            yield ": idle\n\n"  # a comment: detects a closed connection, keeps proxies from timing out
+        if finished:
+            yield event("end", {"reason": "finished"})
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(POLL_SECONDS)
+
+
+def present_value(value: Any) -> Any:
+    from .base import to_json_value
+
+    return to_json_value(value)
+
+
+def parse_cursor(text: str | None) -> dict[str, int]:
+    """Last-Event-ID of a log stream: 'replica:seq,replica:seq' (the last line seen per replica)."""
+    after: dict[str, int] = {}
+    for part in (text or "").split(","):
+        replica, _, seq = part.rpartition(":")
+        if replica and seq.isdigit():
+            after[replica] = int(seq)
+    return after
+
+
+def format_cursor(after: dict[str, int]) -> str:
+    return ",".join(f"{replica}:{seq}" for replica, seq in sorted(after.items()))
+
+
+def log_events(attempt_id: int, read: Callable[[TaskRun, dict[str, int]], list[Any]],
+               keep: Callable[[Any], bool], after: dict[str, int], first_limit: int) -> Iterator[str]:
+    """`lines` events with new log lines (filtered by keep); `end` when the attempt has finished.
+
+    read(attempt, after) returns the lines after the cursor; the cursor advances over every
+    line read, kept or not, so a filter never makes lines come back on reconnect.
+    """
+    yield f"retry: {RETRY_MS}\n\n"
+    deadline = time.monotonic() + STREAM_SECONDS
+    first = True
+    while True:
+        attempt = db.session.get(TaskRun, attempt_id, populate_existing=True)
+        if attempt is None:
+            yield event("end", {"reason": "deleted"})
+            return
+        finished, state = attempt.is_finished, attempt.state.value
+        lines = read(attempt, after) if attempt.backend_ref else []
+        db.session.rollback()
+        for line in lines:
+            after[line.replica] = max(after.get(line.replica, 0), line.seq)
+        kept = [ln for ln in lines if keep(ln)]
+        if first:
+            kept = kept[-first_limit:]  # a reconnect or a huge log starts from its tail
+            first = False
+        if kept:
+            yield event("lines", {"state": state, "items": [
+                {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp} for ln in kept
+            ]}, event_id=format_cursor(after))
+        else:
+            yield ": idle\n\n"
+        if finished:
+            yield event("end", {"state": state}, event_id=format_cursor(after))
+            return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(POLL_SECONDS)
