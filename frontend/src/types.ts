@@ -163,3 +163,86 @@ export interface MetricSample {
   gpu_utilization: number | null;
   gpu_memory_bytes: number | null;
 }
+
+// Admin and catalog resources (myapp/api/admin.py, projects.py, catalog.py).
+
+export interface Project {
+  id: number;
+  name: string;
+  description: string;
+  namespace: string;
+  service_account: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Image {
+  id: number;
+  repository: string;
+  tag: string;
+  pull_secret: string | null;
+  description: string;
+}
+
+export type ClusterKind = "local" | "kubernetes";
+
+export interface Cluster {
+  id: number;
+  name: string;
+  kind: ClusterKind;
+  kube_context: string | null;
+  in_cluster: boolean;
+  prometheus_url: string | null;
+  enabled: boolean;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
+}
+
+/** cpu and memory as Kubernetes quantity strings, also given in canonical units. */
+export interface Capacity {
+  cpu: string;
+  memory: string;
+  gpus: number;
+  cpu_millicores: number;
+  memory_bytes: number;
+}
+
+export interface ResourceGroup extends Capacity {
+  id: number;
+  name: string;
+  cluster_id: number;
+  node_selector: Record<string, string>;
+  tolerations: Toleration[];
+  gpu_type: string | null;
+  queue: string | null;
+  gang_scheduling: boolean;
+}
+
+export interface Quota extends Capacity {
+  id: number;
+  project_id: number;
+  resource_group_id: number;
+}
+
+/** Canonical amounts in the usage report (GET /api/v1/quota/usage). */
+export interface Amount {
+  cpu_millicores: number;
+  memory_bytes: number;
+  gpus: number;
+}
+
+export interface GroupUsage {
+  resource_group_id: number | null;
+  name: string;
+  cluster_id: number | null;
+  gpu_type: string | null;
+  capacity: Amount | null;
+  used: Amount;
+  projects: { project_id: number; project: string; quota: Amount | null; used: Amount }[];
+}
