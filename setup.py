@@ -29,6 +29,8 @@ TEST_REQUIRES = [
     "pytest-xdist>=3.5,<4",
     "hypothesis>=6.100,<7",
     "requests>=2.31,<3",
+    # Drives Debian's /usr/bin/chromium (never a downloaded browser) for the UI tests and benchmarks/editor.py.
+    "playwright>=1.50,<2",
 ]
 
 setup(

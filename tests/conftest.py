@@ -82,8 +82,8 @@ class ApiClient:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
-    def request(self, method: str, path: str, json=None, **kwargs):
-        return self.client.open(path, method=method, json=json, headers=self._headers(), **kwargs)
+    def request(self, method: str, path: str, json=None, headers=None, **kwargs):
+        return self.client.open(path, method=method, json=json, headers=self._headers() | (headers or {}), **kwargs)
 
     def get(self, path: str, **kw):
         return self.request("GET", path, **kw)

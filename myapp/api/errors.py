@@ -46,10 +46,13 @@ class Forbidden(ApiError):
 
 
 def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
-    """marshmallow's nested {"a": {"0": {"b": ["msg"]}}} -> [{"field": "a.0.b", "reason": "msg"}]."""
+    """marshmallow's nested {"a": {0: {"b": ["msg"]}}} -> [{"field": "a[0].b", "reason": "msg"}]."""
     out: list[dict[str, str]] = []
     if isinstance(messages, dict):
         for key, value in messages.items():
+            if isinstance(key, int):  # a list index
+                out += flatten_messages(value, f"{prefix}[{key}]")
+                continue
             name = "body" if key == "_schema" and not prefix else str(key)
             out += flatten_messages(value, f"{prefix}.{name}" if prefix else name)
     elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):

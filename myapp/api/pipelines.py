@@ -12,13 +12,14 @@ from flask import current_app, jsonify, request
 from marshmallow import ValidationError, fields, validate
 
 from ..extensions import db
+from ..models.base import utcnow
 from ..pipelines.dag import find_cycle
 from ..rendering import ArgumentError, RenderError
 from ..models import (
     ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, RunTrigger,
     Task, TaskRun, TriggerRule,
 )
-from .base import Ref, ResourceApi, bounded_int, query_args
+from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
 from .errors import ApiError, FieldError
 from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
 from .routing import json_body, on_commit, route
@@ -63,6 +64,42 @@ class CloneSchema(StrictSchema):
 class BackfillSchema(StrictSchema):
     start = fields.Date(required=True)
     end = fields.Date(required=True)
+
+
+class TaskFields(StrictSchema):
+    name = DnsLabel(required=True)
+    template_id = Int(1, required=True)
+    args = fields.Dict(keys=fields.String())
+    resources = fields.Nested(ResourcesSchema)
+    resource_group_id = Int(1, allow_none=True)
+    retries = Int(0, 100)
+    retry_delay = Int(0, 86_400)
+    timeout = Int(1, 30 * 86_400, allow_none=True)
+    trigger_rule = enum_field(TriggerRule)
+    position = fields.Dict(keys=fields.String(validate=validate.OneOf(["x", "y"])), values=fields.Float())
+
+
+class TaskSchema(TaskFields):
+    pipeline_id = Int(1, required=True)
+
+
+class GraphTaskSchema(TaskFields):
+    key = fields.String(required=True, validate=validate.Length(1, 128))  # the client's id for new tasks
+    id = Int(1)
+
+
+class GraphEdgeSchema(StrictSchema):
+    upstream = fields.String(required=True)
+    downstream = fields.String(required=True)
+
+
+class GraphSchema(StrictSchema):
+    tasks = fields.List(fields.Nested(GraphTaskSchema), required=True, validate=validate.Length(max=5000))
+    edges = fields.List(fields.Nested(GraphEdgeSchema), load_default=list, validate=validate.Length(max=20000))
+
+
+def present_row(obj: Any) -> dict[str, Any]:
+    return {c: to_json_value(getattr(obj, c)) for c in column_names(type(obj))}
 
 
 class PipelineApi(ResourceApi):
@@ -126,25 +163,35 @@ class PipelineApi(ResourceApi):
         pipeline.paused = True  # a copy does not start firing its schedule by surprise
         return jsonify(self.present(pipeline)), 201
 
+    @route("/<int:pk>/graph", summary="The pipeline with all its tasks and edges, for the editor")
+    def graph(self, pk: int):
+        pipeline = self.load(pk)
+        tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pk).order_by(Task.id)).all()
+        edges = db.session.scalars(sa.select(Edge).filter_by(pipeline_id=pk).order_by(Edge.id)).all()
+        return jsonify(pipeline=self.present(pipeline), tasks=[present_row(t) for t in tasks],
+                       edges=[present_row(e) for e in edges])
+
+    @route("/<int:pk>/graph", methods=("PUT",), permission="write", body=GraphSchema,
+           summary="Replace the whole DAG in one transaction: tasks by id (existing) or key (new), edges by key")
+    def put_graph(self, pk: int):
+        from ..pipelines.graph import replace_graph
+
+        pipeline = self.load(pk, ProjectRole.DEVELOPER)
+        data = GraphSchema().load(json_body())
+        ids = replace_graph(pipeline, data["tasks"], data["edges"])
+        keys = {task_id: key for key, task_id in ids.items()}
+        pipeline.updated_at = utcnow()  # the editor's save is a change of the pipeline
+        db.session.flush()
+        tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pk).order_by(Task.id)).all()
+        edges = db.session.scalars(sa.select(Edge).filter_by(pipeline_id=pk).order_by(Edge.id)).all()
+        return jsonify(pipeline=self.present(pipeline), tasks=[present_row(t) | {"key": keys[t.id]} for t in tasks],
+                       edges=[present_row(e) for e in edges])
+
     @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
     def export_yaml(self, pk: int):
         from ..pipelines import spec as pipeline_spec
 
         return jsonify(yaml=pipeline_spec.export(self.load(pk)))
-
-
-class TaskSchema(StrictSchema):
-    pipeline_id = Int(1, required=True)
-    name = DnsLabel(required=True)
-    template_id = Int(1, required=True)
-    args = fields.Dict(keys=fields.String())
-    resources = fields.Nested(ResourcesSchema)
-    resource_group_id = Int(1, allow_none=True)
-    retries = Int(0, 100)
-    retry_delay = Int(0, 86_400)
-    timeout = Int(1, 30 * 86_400, allow_none=True)
-    trigger_rule = enum_field(TriggerRule)
-    position = fields.Dict(keys=fields.String(validate=validate.OneOf(["x", "y"])), values=fields.Float())
 
 
 class TaskApi(ResourceApi):

@@ -2,6 +2,7 @@
 this module only translates, with errors that name the task and the field."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import sqlalchemy as sa
@@ -58,10 +59,10 @@ def parse(text: str) -> dict[str, Any]:
         spec = PipelineSpecSchema().load(raw)
     except ValidationError as exc:
         errors = flatten_messages(exc.messages)
-        for err in errors:  # "tasks.1.args" -> "tasks[1] (train).args"
-            parts = err["field"].split(".")
-            if parts[0] == "tasks" and len(parts) > 1 and parts[1].isdigit():
-                err["field"] = ".".join([_task_label(raw, int(parts[1]))] + parts[2:])
+        for err in errors:  # "tasks[1].args" -> "tasks[1] (train).args"
+            match = re.match(r"tasks\[(\d+)\]", err["field"])
+            if match:
+                err["field"] = _task_label(raw, int(match.group(1))) + err["field"][match.end():]
         raise ApiError("Invalid pipeline: " + "; ".join(f"{e['field']}: {e['reason']}" for e in errors), errors) from None
     names = [t["name"] for t in spec["tasks"]]
     for index, task in enumerate(spec["tasks"]):
