@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> float:
                     "in_features": 64, "hidden": args.hidden, "classes": 10, "input_scale": PIXEL_SCALE,
                     "test_accuracy": accuracy}, output)
         print(f"model saved to {output}", flush=True)
+    # Leave together: a replica tearing gloo down while rank 0 (the store's host) still saves
+    # can abort with "terminate called without an active exception" on a loaded machine.
+    dist.barrier()
     dist.destroy_process_group()
     return accuracy
 
