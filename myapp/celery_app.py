@@ -6,6 +6,8 @@ from typing import Any
 from celery import Celery, Task
 from flask import Flask
 
+from . import broker  # noqa: F401 - registers the embedded transport (myappfs://)
+
 
 def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: bool = True) -> Celery:
     """default: make it the process's default Celery app (what shared tasks' .delay use); tests

@@ -64,7 +64,7 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
         path.mkdir(parents=True, exist_ok=True)
     return {
         **common,
-        "broker_url": "filesystem://",
+        "broker_url": "myappfs://",  # myapp/broker.py: kombu's filesystem transport, atomic writes
         "broker_transport_options": {
             "data_folder_in": str(queue_dir),
             "data_folder_out": str(queue_dir),
@@ -117,6 +117,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "MYAPP_BACKEND": os.environ.get("MYAPP_BACKEND", "local"),
+        # The built browser UI (frontend/dist by default; see myapp/web.py).
+        "MYAPP_UI_DIR": os.environ.get("MYAPP_UI_DIR"),
         # How often beat re-reconciles unfinished runs (status polling, retries, timeouts).
         "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
         "MYAPP_BASE_URL": os.environ.get("MYAPP_BASE_URL", "http://127.0.0.1:8080"),

@@ -46,10 +46,45 @@ def test_broker_selection_follows_redis_url(tmp_path):
     from myapp.config import celery_settings
 
     embedded = celery_settings(tmp_path, None)
-    assert embedded["broker_url"] == "filesystem://"
+    assert embedded["broker_url"] == "myappfs://"
     assert (tmp_path / "celery" / "queue").is_dir()
     assert celery_settings(tmp_path, "redis://x:6379/0")["broker_url"] == "redis://x:6379/0"
     assert embedded["task_acks_late"] is True
+
+
+def test_embedded_broker_never_hands_out_half_written_messages(tmp_path):
+    """A consumer polling while a producer writes gets every message whole (kombu's own filesystem
+    transport creates the file before writing it, and a fast reader got empty JSON)."""
+    import threading
+
+    from kombu import Connection
+
+    from myapp import broker  # noqa: F401 - registers myappfs://
+    from myapp.config import celery_settings
+
+    options = celery_settings(tmp_path, None)["broker_transport_options"]
+    payload = {"body": "x" * 200_000}  # large enough that a write is not one syscall's worth
+    count, received, errors = 200, [], []
+
+    def consume():
+        with Connection("myappfs://", transport_options=options) as conn:
+            channel = conn.default_channel
+            while len(received) < count:
+                try:
+                    received.append(channel._get("q"))
+                except Exception as exc:  # noqa: BLE001 - Empty is expected; anything else is the bug
+                    if type(exc).__name__ != "Empty":
+                        errors.append(exc)
+                        return
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    with Connection("myappfs://", transport_options=options) as conn:
+        for _ in range(count):
+            conn.default_channel._put("q", payload)
+    reader.join(timeout=60)
+    assert errors == [] and len(received) == count
+    assert all(message == payload for message in received)
 
 
 @pytest.fixture()
