@@ -168,7 +168,7 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
         deleteKeyCode={readOnly ? null : DELETE_KEYS}
         fitView
         fitViewOptions={FIT_VIEW_OPTIONS}
-        minZoom={0.1}
+        minZoom={0.05}
         defaultEdgeOptions={{ type: "smoothstep" }}
         aria-label="Pipeline graph"
       >

@@ -42,6 +42,7 @@ interface SaveProblem {
 
 const NO_SELECTION: Selection = { nodes: new Set(), edges: new Set() };
 const NO_ERRORS: FieldErrors = {};
+const READ_ONLY = "Read-only: viewers cannot change or run this pipeline";
 const FIT_VIEW = { padding: 0.15, maxZoom: 1.2, duration: 200 };
 
 function only(key: string): Selection {
@@ -189,8 +190,10 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         dispatch({ type: "serverErrors", errors: mapped.byTask });
         const firstBad = request.tasks.find((t) => mapped.byTask[t.key]);
         if (firstBad) setSelection(only(firstBad.key));
-        const marked = Object.keys(mapped.byTask).length ? ["The fields the server refused are marked on the tasks."] : [];
-        setProblem({ message: `Not saved: ${err.message}`, details: [...mapped.general, ...marked] });
+        const refused = request.tasks.flatMap((t) => Object.entries(mapped.byTask[t.key] ?? {})
+          .map(([field, reason]) => `${t.name} › ${field.replace(/^args\./, "")}: ${reason}`));
+        const message = refused.length ? "Not saved: the server refused these fields (marked on the tasks)." : `Not saved: ${err.message}`;
+        setProblem({ message, details: [...refused, ...mapped.general] });
       } else {
         setProblem({ message: `Not saved: ${describeError(err)}`, details: [] });
       }
@@ -244,30 +247,22 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         <div className="editor-title">
           <h1>{pipeline.name}</h1>
           <span className={`save-status${dirty ? " dirty" : ""}`} role="status" aria-live="polite">{status}</span>
-          {readOnly && <span className="muted">Read-only (viewer)</span>}
+          {readOnly && <span className="muted">{READ_ONLY}</span>}
         </div>
-        <div className="actions" role="toolbar" aria-label="Editor">
-          {!readOnly && (
-            <>
-              <button type="button" className="icon-button" aria-label="Undo" title="Undo (Ctrl+Z)" disabled={!canUndo}
-                onClick={() => dispatch({ type: "undo" })}>↶</button>
-              <button type="button" className="icon-button" aria-label="Redo" title="Redo (Ctrl+Shift+Z)" disabled={!canRedo}
-                onClick={() => dispatch({ type: "redo" })}>↷</button>
-              <button type="button" onClick={onLayout} disabled={draft.tasks.length === 0}>Auto-layout</button>
-            </>
-          )}
-          <button type="button" onClick={() => void fitView(FIT_VIEW)}>Fit view</button>
+        <div className="actions" title={readOnly ? READ_ONLY : undefined}>
+          <button type="button" className="icon-button" aria-label="Undo" title="Undo (Ctrl+Z)"
+            disabled={readOnly || !canUndo} onClick={() => dispatch({ type: "undo" })}>↶</button>
+          <button type="button" className="icon-button" aria-label="Redo" title="Redo (Ctrl+Shift+Z)"
+            disabled={readOnly || !canRedo} onClick={() => dispatch({ type: "redo" })}>↷</button>
+          <button type="button" onClick={onLayout} disabled={readOnly || draft.tasks.length === 0}>Auto-layout</button>
           <button type="button" onClick={() => setDialog("settings")}>Settings</button>
           <button type="button" onClick={() => setDialog("yaml")}>YAML</button>
           <Link to={`/pipelines/${pipeline.id}/runs`} className="button">Run history</Link>
-          {!readOnly && (
-            <>
-              <button type="button" onClick={() => void save()} disabled={!dirty || busy !== null} title="Save (Ctrl+S)">
-                Save
-              </button>
-              <button type="button" className="primary" onClick={() => void run()} disabled={busy !== null}>Run</button>
-            </>
-          )}
+          <button type="button" onClick={() => void save()} disabled={readOnly || !dirty || busy !== null}
+            title="Save (Ctrl+S)">Save</button>
+          <button type="button" className="primary" onClick={() => void run()} disabled={readOnly || busy !== null}>
+            Run
+          </button>
         </div>
       </header>
       {problem && (
@@ -345,7 +340,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         <SettingsDialog pipeline={pipeline} readOnly={readOnly} onSaved={setPipeline} onClose={() => setDialog(null)} />
       )}
       {dialog === "yaml" && (
-        <YamlDialog pipelineId={pipeline.id} readOnly={readOnly} dirty={dirty} onClose={() => setDialog(null)}
+        <YamlDialog pipelineId={pipeline.id} pipelineName={pipeline.name} readOnly={readOnly} dirty={dirty} onClose={() => setDialog(null)}
           onImported={(imported) => {
             setDialog(null);
             if (imported.id === pipeline.id) onReload();

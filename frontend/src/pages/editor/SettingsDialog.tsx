@@ -56,6 +56,8 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
     if (params.some((other) => other !== row && other.key === row.key)) return "used twice";
     return serverReason(`parameters.${row.key}.key`) ?? serverReason(`parameters.${row.key}`);
   };
+  const shownFields = new Set(["description", "schedule", "max_active_runs", "concurrency_policy", "webhook_url",
+    "parameters", ...params.flatMap((row) => [`parameters.${row.key}`, `parameters.${row.key}.key`])]);
   const invalid = Boolean(maxActiveError || webhookError || params.some((row) => keyError(row)));
 
   const setRow = (id: number, change: Partial<ParamRow>) =>
@@ -102,10 +104,14 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
             {(input) => <input {...input} type="text" value={schedule} spellCheck={false} autoComplete="off"
               onChange={(e) => setSchedule(e.target.value)} />}
           </Field>
-          <label className="inline">
-            <input type="checkbox" checked={paused} onChange={(e) => setPaused(e.target.checked)} />
-            Paused (the schedule starts no runs)
-          </label>
+          <div className="form-field">
+            <label className="inline">
+              <input type="checkbox" checked={paused} aria-describedby="settings-paused-hint"
+                onChange={(e) => setPaused(e.target.checked)} />
+              Paused
+            </label>
+            <div className="hint" id="settings-paused-hint">While paused, no scheduled runs start.</div>
+          </div>
           <div className="form-row">
             <Field id="settings-max-active" label="Max active runs" error={maxActiveError} hint="1 to 100">
               {(input) => <input {...input} type="text" inputMode="numeric" value={maxActive}
@@ -149,7 +155,10 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
               onChange={(e) => setWebhook(e.target.value)} />}
           </Field>
         </fieldset>
-        <ErrorBanner error={error} />
+        {/* Errors the fields above show are not repeated here. */}
+        {!(error instanceof ApiError && error.errors.length > 0 && error.errors.every((e) => shownFields.has(e.field))) && (
+          <ErrorBanner error={error} />
+        )}
         <div className="dialog-actions">
           <button type="button" onClick={onClose}>{readOnly ? "Close" : "Cancel"}</button>
           {!readOnly && (

@@ -59,7 +59,8 @@ function ArgInput({ prop, value, required, input, onChange, onBlur }: {
       </select>
     );
   }
-  if (prop.type === "array") {
+  // Arrays (one item per line) and long texts (scripts, commands) get room to write.
+  if (prop.type === "array" || (prop.type === "string" && (prop.maxLength ?? 0) > 256)) {
     return <textarea {...input} rows={3} value={value} placeholder={argPlaceholder(prop)}
       onChange={(e) => onChange(e.target.value)} onBlur={onBlur} />;
   }

@@ -8,6 +8,7 @@ import { Dialog } from "./Dialog";
 
 interface YamlDialogProps {
   pipelineId: number;
+  pipelineName: string;
   readOnly: boolean;
   /** Unsaved graph changes would be lost by an import: ask first. */
   dirty: boolean;
@@ -15,7 +16,7 @@ interface YamlDialogProps {
   onClose: () => void;
 }
 
-export function YamlDialog({ pipelineId, readOnly, dirty, onImported, onClose }: YamlDialogProps) {
+export function YamlDialog({ pipelineId, pipelineName, readOnly, dirty, onImported, onClose }: YamlDialogProps) {
   const [exported, setExported] = useState<string | null>(null);
   const [text, setText] = useState("");
   const [editing, setEditing] = useState(false);
@@ -62,7 +63,7 @@ export function YamlDialog({ pipelineId, readOnly, dirty, onImported, onClose }:
 
   const fieldErrors = error instanceof ApiError ? error.errors : [];
   return (
-    <Dialog title="Pipeline YAML" onClose={onClose} className="yaml-dialog">
+    <Dialog title={`YAML of ${pipelineName}`} onClose={onClose} className="yaml-dialog">
       {exported === null && !error && <Loading what="Exporting" />}
       {exported !== null && (
         <>
