@@ -1,0 +1,93 @@
+// An attempt's aggregated logs, live: replica filter, search, follow-tail and download.
+import { useEffect, useState } from "react";
+import { api, describeError, qs } from "../../api";
+import type { LogLine } from "../../types";
+import { useDebounced, useEventStream } from "./hooks";
+import { addReplicas, mergeLines, replicaColor, toLogFile } from "./logBuffer";
+import { LogView } from "./LogView";
+import type { AttemptSummary, LogBatch } from "./runTypes";
+import { StreamIndicator } from "./StreamIndicator";
+
+interface Props {
+  attempt: AttemptSummary;
+  taskName: string;
+}
+
+export function LogsTab({ attempt, taskName }: Props) {
+  const [replica, setReplica] = useState("");
+  const [searchText, setSearchText] = useState("");
+  const search = useDebounced(searchText.trim(), 300);
+  const [follow, setFollow] = useState(true);
+  const [replicas, setReplicas] = useState<string[]>([]);
+  const [downloadError, setDownloadError] = useState("");
+
+  // Each filter is a new stream from the tail; lines belong to the stream (url) they came from.
+  const url = `/api/v1/task_run/${attempt.id}/log_stream${qs({ replica, search })}`;
+  const [buffer, setBuffer] = useState<{ url: string; lines: LogLine[] }>({ url, lines: [] });
+  const lines = buffer.url === url ? buffer.lines : [];
+  const [ended, setEnded] = useState(0);
+  const status = useEventStream(url, {
+    lines: (data) => {
+      const batch = data as LogBatch;
+      setBuffer((b) => ({ url, lines: mergeLines(b.url === url ? b.lines : [], batch.items) }));
+      setReplicas((known) => addReplicas(known, batch.items));
+    },
+    end: () => setEnded((n) => n + 1),
+  });
+
+  // Every replica, also those a filter hides; asked again when the attempt ends (all have started by then).
+  useEffect(() => {
+    api<{ replicas: string[] }>(`/api/v1/task_run/${attempt.id}/logs?limit=1`)
+      .then((r) => setReplicas((known) => addReplicas(known, r.replicas.map((name) => ({ replica: name })))))
+      .catch(() => undefined); // the stream shows the replicas it sees; this list only completes it
+  }, [attempt.id, ended]);
+
+  const download = async () => {
+    setDownloadError("");
+    try {
+      const data = await api<{ items: LogLine[] }>(
+        `/api/v1/task_run/${attempt.id}/logs${qs({ limit: 10000, replica, search })}`);
+      const href = URL.createObjectURL(new Blob([toLogFile(data.items)], { type: "text/plain" }));
+      const link = document.createElement("a");
+      link.href = href;
+      link.download = `${taskName}-attempt${attempt.attempt}.log`;
+      link.click();
+      window.setTimeout(() => URL.revokeObjectURL(href), 1000);
+    } catch (err) {
+      setDownloadError(describeError(err));
+    }
+  };
+
+  const filtered = Boolean(replica || search);
+  const empty = status === "ended" || status === "failed"
+    ? (filtered ? "No lines match these filters." : "This attempt wrote no log lines.")
+    : (filtered ? "No matching lines yet." : "Waiting for output…");
+
+  return (
+    <div className="logs-tab">
+      <div className="log-toolbar">
+        <label className="inline">
+          <span>Replica</span>
+          <select value={replica} onChange={(e) => setReplica(e.target.value)}>
+            <option value="">all replicas</option>
+            {replicas.map((r) => <option key={r} value={r}>{r}</option>)}
+          </select>
+        </label>
+        <label className="inline">
+          <span>Search</span>
+          <input type="search" value={searchText} onChange={(e) => setSearchText(e.target.value)}
+            placeholder="text in the line" />
+        </label>
+        <label className="inline">
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} />
+          <span>Follow tail</span>
+        </label>
+        <StreamIndicator status={status} />
+        <span className="muted log-count">{lines.length.toLocaleString()} lines</span>
+        <button type="button" onClick={() => void download()}>Download</button>
+      </div>
+      {downloadError && <p className="field-error" role="alert">Download failed: {downloadError}</p>}
+      <LogView lines={lines} follow={follow} onFollowChange={setFollow} empty={empty} colorOf={replicaColor} />
+    </div>
+  );
+}

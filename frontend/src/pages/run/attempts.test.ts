@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { attemptsOf, isActive, latestAttempts } from "./attempts";
+import type { AttemptSummary } from "./runTypes";
+
+function attempt(id: number, taskId: number, n: number, state: AttemptSummary["state"] = "succeeded"): AttemptSummary {
+  return { id, task_id: taskId, attempt: n, state, reason: null, exit_code: null, backend: "local",
+    created_at: "2026-01-01T00:00:00", submitted_at: null, started_at: null, finished_at: null };
+}
+
+describe("latestAttempts", () => {
+  it("keeps the highest attempt per task whatever the order", () => {
+    const runs = [attempt(5, 1, 3, "running"), attempt(1, 1, 1, "failed"), attempt(3, 1, 2, "failed"),
+      attempt(2, 2, 1)];
+    const latest = latestAttempts(runs);
+    expect(latest.size).toBe(2);
+    expect(latest.get(1)?.id).toBe(5);
+    expect(latest.get(1)?.state).toBe("running");
+    expect(latest.get(2)?.id).toBe(2);
+    expect(latest.get(3)).toBeUndefined();
+  });
+  it("is empty for no attempts", () => {
+    expect(latestAttempts([]).size).toBe(0);
+  });
+});
+
+describe("attemptsOf", () => {
+  it("returns one task's attempts sorted oldest first", () => {
+    const runs = [attempt(7, 1, 2), attempt(8, 2, 1), attempt(6, 1, 1)];
+    expect(attemptsOf(runs, 1).map((r) => r.id)).toEqual([6, 7]);
+    expect(attemptsOf(runs, 9)).toEqual([]);
+  });
+});
+
+describe("isActive", () => {
+  it("tells waiting and running states from terminal ones", () => {
+    expect(isActive("pending")).toBe(true);
+    expect(isActive("running")).toBe(true);
+    expect(isActive("upstream_failed")).toBe(false);
+    expect(isActive("succeeded")).toBe(false);
+  });
+});

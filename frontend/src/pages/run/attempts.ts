@@ -1,0 +1,24 @@
+// Task attempts as the run's event stream sends them, grouped per task.
+import type { TaskState } from "../../types";
+import type { AttemptSummary } from "./runTypes";
+
+/** The latest attempt (highest attempt number) of each task, by task id. */
+export function latestAttempts(taskRuns: AttemptSummary[]): Map<number, AttemptSummary> {
+  const latest = new Map<number, AttemptSummary>();
+  for (const run of taskRuns) {
+    const seen = latest.get(run.task_id);
+    if (!seen || run.attempt > seen.attempt) latest.set(run.task_id, run);
+  }
+  return latest;
+}
+
+/** One task's attempts, oldest first. */
+export function attemptsOf(taskRuns: AttemptSummary[], taskId: number): AttemptSummary[] {
+  return taskRuns.filter((r) => r.task_id === taskId).sort((a, b) => a.attempt - b.attempt);
+}
+
+const ACTIVE: TaskState[] = ["queued", "pending", "waiting", "running"];
+
+export function isActive(state: TaskState): boolean {
+  return ACTIVE.includes(state);
+}
