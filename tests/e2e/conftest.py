@@ -25,8 +25,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 
 class Platform:
-    def __init__(self, base: str, admin_password: str):
-        self.base = base
+    def __init__(self, base: str, admin_password: str, home: Path):
+        self.base, self.home = base, home
         self.admin = requests.Session()
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": admin_password, "provider": "db"}).json()["access_token"]
@@ -54,7 +54,7 @@ def platform(tmp_path_factory) -> Iterator[Platform]:
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_healthy(base)
-        yield Platform(base, password)
+        yield Platform(base, password, home)
     finally:
         proc.terminate()
         try:
