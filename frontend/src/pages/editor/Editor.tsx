@@ -8,6 +8,7 @@ import { NODE_HEIGHT, NODE_WIDTH } from "../../lib/layout";
 import { Link, navigate } from "../../router";
 import type { Edge, JobTemplate, Pipeline, PipelineRun, ResourceGroup, Task } from "../../types";
 import { Canvas, type Selection } from "./Canvas";
+import { Dependencies } from "./Dependencies";
 import { editorReducer, initialState, isDirty } from "./editorState";
 import {
   addTask, autoLayout, connect, draftFromServer, edgeId, findFreeSpot, moveTasks, removeElements, updateTask,
@@ -143,7 +144,12 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
 
   const onDelete = useCallback((taskKeys: string[], edgeIds: string[]) => {
     dispatch({ type: "change", change: (d) => removeElements(d, taskKeys, edgeIds) });
-    setSelection(NO_SELECTION);
+    const goneTasks = new Set(taskKeys);
+    const goneEdges = new Set(edgeIds);
+    setSelection((s) => ({
+      nodes: new Set([...s.nodes].filter((k) => !goneTasks.has(k))),
+      edges: new Set([...s.edges].filter((id) => !goneEdges.has(id) && ![...goneTasks].some((k) => id.startsWith(`${k}->`) || id.endsWith(`->${k}`)))),
+    }));
   }, []);
 
   const onEdit = useCallback<TaskEdit>((key, field, change) => {
@@ -216,14 +222,15 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     }
   };
 
-  // Keyboard: undo/redo/save anywhere in the editor except inside dialogs (they have their own text).
+  // Keyboard: undo/redo/save anywhere in the editor, form fields included (their edits are in the history).
   const saveRef = useRef(save);
   saveRef.current = save;
   useEffect(() => {
     if (readOnly) return;
     const onKey = (event: KeyboardEvent) => {
       if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
-      if ((event.target as Element | null)?.closest?.("dialog")) return;
+      // Dialogs and the template search have their own text, not part of the draft.
+      if ((event.target as Element | null)?.closest?.("dialog, .editor-palette")) return;
       const key = event.key.toLowerCase();
       if (key === "z" && !event.shiftKey) dispatch({ type: "undo" });
       else if ((key === "z" && event.shiftKey) || key === "y") dispatch({ type: "redo" });
@@ -298,6 +305,8 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
                   <button type="button" className="danger" onClick={() => onDelete([selectedTask.key], [])}>Delete task</button>
                 )}
               </div>
+              <Dependencies task={selectedTask} tasks={draft.tasks} edges={draft.edges} readOnly={readOnly}
+                onConnect={onConnect} onRemove={(up, down) => onDelete([], [edgeId({ upstream: up, downstream: down })])} />
               <TaskForm key={selectedTask.key} task={selectedTask} template={templatesById.get(selectedTask.templateId)}
                 errors={formErrors} resourceGroups={resourceGroups} readOnly={readOnly} onEdit={onEdit} onBlur={onFieldBlur} />
             </>

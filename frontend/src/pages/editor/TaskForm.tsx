@@ -8,6 +8,8 @@ import { argProperties, LIMITS, type FieldErrors } from "./validation";
 
 export type TaskEdit = (key: string, field: string, change: (task: DraftTask) => DraftTask) => void;
 
+const RESOURCE_LABELS = { cpu: "CPU", memory: "Memory", gpu: "GPUs" };
+
 interface TaskFormProps {
   task: DraftTask;
   template: JobTemplate | undefined;
@@ -29,11 +31,11 @@ function show(value: unknown): string {
 }
 
 /** Constraint summary shown under an argument, so the rules are visible before they are broken. */
-function argHint(prop: ArgProperty): string {
-  const parts: string[] = [];
+function argHint(prop: ArgProperty, mandatory: boolean): string {
+  const parts: string[] = mandatory ? ["Required"] : [];
   if (prop.description) parts.push(prop.description);
   if (prop.minimum !== undefined || prop.maximum !== undefined) parts.push(`${prop.minimum ?? "…"} to ${prop.maximum ?? "…"}`);
-  if (prop.pattern) parts.push(`pattern ${prop.pattern}`);
+  if (prop.pattern && prop.pattern.length <= 40) parts.push(`pattern ${prop.pattern}`); // long ones are noise
   if (prop.maxLength !== undefined) parts.push(`at most ${prop.maxLength} characters`);
   if (prop.type === "array") parts.push("one item per line (or a JSON list)");
   if ("default" in prop) parts.push(`default ${show(prop.default) || '""'}`);
@@ -60,12 +62,12 @@ function ArgInput({ prop, value, required, input, onChange, onBlur }: {
     );
   }
   // Arrays (one item per line) and long texts (scripts, commands) get room to write.
-  if (prop.type === "array" || (prop.type === "string" && (prop.maxLength ?? 0) > 256)) {
+  if (prop.type === "array" || (prop.type === "string" && (prop.maxLength ?? 0) > 1024)) {
     return <textarea {...input} rows={3} value={value} placeholder={argPlaceholder(prop)}
       onChange={(e) => onChange(e.target.value)} onBlur={onBlur} />;
   }
   const mode = prop.type === "integer" ? "numeric" : prop.type === "number" ? "decimal" : undefined;
-  return <input {...input} type="text" inputMode={mode} value={value} placeholder={argPlaceholder(prop)}
+  return <input {...input} type="text" inputMode={mode} aria-required={required && !("default" in prop)} value={value} placeholder={argPlaceholder(prop)}
     onChange={(e) => onChange(e.target.value)} onBlur={onBlur} spellCheck={false} autoComplete="off" />;
 }
 
@@ -78,8 +80,10 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
   const { task, template, errors, resourceGroups, readOnly, onEdit, onBlur } = props;
   const key = task.key;
   const edit = (field: string, change: (t: DraftTask) => DraftTask) => onEdit(key, field, change);
-  const properties = argProperties(template?.args_schema);
   const required = new Set(template?.args_schema?.required ?? []);
+  // What must be filled in comes first; the rest keeps the schema's order.
+  const mustFill = ([name, prop]: [string, ArgProperty]) => (required.has(name) && !("default" in prop) ? 0 : 1);
+  const properties = argProperties(template?.args_schema).sort((a, b) => mustFill(a) - mustFill(b));
   const unknownArgs = Object.keys(task.args).filter((name) => !template?.args_schema?.properties?.[name]);
   const defaults = template?.default_resources ?? {};
   const max = template?.max_resources ?? {};
@@ -106,8 +110,9 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
         <h3>Arguments</h3>
         {properties.length === 0 && unknownArgs.length === 0 && <p className="muted">This template takes no arguments.</p>}
         {properties.map(([name, prop]) => (
-          <Field key={name} id={fieldId(key, `args.${name}`)} error={errors[`args.${name}`]} hint={argHint(prop)}
-            label={<>{name}{required.has(name) && !("default" in prop) && <span aria-hidden="true"> *</span>}</>}>
+          <Field key={name} id={fieldId(key, `args.${name}`)} error={errors[`args.${name}`]}
+            hint={argHint(prop, required.has(name) && !("default" in prop))}
+            label={name}>
             {(input) => (
               <ArgInput prop={prop} value={task.args[name] ?? ""} required={required.has(name)}
                 input={input} onBlur={onBlur}
@@ -130,7 +135,7 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
         {errors.resources && <div className="field-error">{errors.resources}</div>}
         <div className="form-row">
           {(["cpu", "memory", "gpu"] as const).map((r) => (
-            <Field key={r} id={fieldId(key, `resources.${r}`)} label={r} error={errors[`resources.${r}`]}
+            <Field key={r} id={fieldId(key, `resources.${r}`)} label={RESOURCE_LABELS[r]} error={errors[`resources.${r}`]}
               hint={max[r] !== undefined ? `max ${max[r]}` : undefined}>
               {(input) => (
                 <input {...input} type="text" value={task.resources[r]} spellCheck={false} autoComplete="off"

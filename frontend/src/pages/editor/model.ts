@@ -122,7 +122,7 @@ export function newTask(draft: Draft, template: JobTemplate, position: Point): D
     resources: resourceText(template.default_resources),
     resourceGroupId: null,
     retries: "0",
-    retryDelay: "60",
+    retryDelay: "30", // the server's default
     timeout: "",
     triggerRule: "all_success",
     position: { x: Math.round(position.x), y: Math.round(position.y) },

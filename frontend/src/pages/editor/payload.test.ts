@@ -31,7 +31,7 @@ describe("buildGraphPayload", () => {
     const payload = buildGraphPayload(draft, templates);
     expect(payload.tasks[0]).toEqual({
       key: "n1", name: "pytorch-ddp", template_id: 3, args: { epochs: 12, lr: 0.5, packages: ["numpy", "scipy"] },
-      resources: { cpu: "1", memory: "2Gi", gpu: 0 }, resource_group_id: null, retries: 0, retry_delay: 60,
+      resources: { cpu: "1", memory: "2Gi", gpu: 0 }, resource_group_id: null, retries: 0, retry_delay: 30,
       timeout: null, trigger_rule: "all_success", position: { x: 0, y: 0 },
     });
     expect(payload.edges).toEqual([{ upstream: "n1", downstream: "n2" }]);
