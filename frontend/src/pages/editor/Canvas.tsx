@@ -79,8 +79,7 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
     });
     nodeCache.current = next;
     return list;
-    // sizesVersion: sizes is a ref; the version says it changed.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // sizesVersion: `sizes` is a ref; the version says it changed.
   }, [tasks, dragging, selection.nodes, invalidKeys, templates, sizesVersion]);
 
   const flowEdges = useMemo(() => {

@@ -273,9 +273,12 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         </div>
       </header>
       {problem && (
-        <div className="error-banner" role="alert">
-          {problem.message}
-          {problem.details.length > 0 && <ul>{problem.details.map((d) => <li key={d}>{d}</li>)}</ul>}
+        <div className="error-banner problem" role="alert">
+          <div>
+            {problem.message}
+            {problem.details.length > 0 && <ul>{problem.details.map((d) => <li key={d}>{d}</li>)}</ul>}
+          </div>
+          <button type="button" className="link-button" onClick={() => setProblem(null)}>Dismiss</button>
         </div>
       )}
       <div className={`editor-body${readOnly ? " read-only" : ""}`}>
