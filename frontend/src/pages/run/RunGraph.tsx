@@ -1,6 +1,6 @@
 // The run's DAG, read-only: each task coloured by its latest attempt's state; a click (or Enter) opens it.
 import { useMemo } from "react";
-import { Controls, Handle, Position, ReactFlow, type Edge as FlowEdge, type Node, type NodeProps } from "@xyflow/react";
+import { Controls, Handle, MarkerType, Position, ReactFlow, type Edge as FlowEdge, type Node, type NodeProps } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import type { Edge, Task } from "../../types";
 import { layout } from "../../lib/layout";
@@ -82,15 +82,16 @@ export function RunGraph({ tasks, edges, latest, onlyTaskId, selectedTaskId, onS
     source: String(edge.upstream_task_id),
     target: String(edge.downstream_task_id),
     animated: latest.get(edge.downstream_task_id)?.state === "running",
+    markerEnd: { type: MarkerType.ArrowClosed },
   }));
 
   return (
-    <div className="run-graph panel" aria-label="Pipeline graph">
+    <section className="run-graph panel" aria-label="Pipeline graph">
       <ReactFlow nodes={nodes} edges={flowEdges} nodeTypes={NODE_TYPES} fitView fitViewOptions={{ maxZoom: 1.2 }}
         nodesDraggable={false} nodesConnectable={false} elementsSelectable={false} nodesFocusable={false}
         edgesFocusable={false} minZoom={0.3}>
         <Controls showInteractive={false} />
       </ReactFlow>
-    </div>
+    </section>
   );
 }

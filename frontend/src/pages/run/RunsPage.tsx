@@ -16,15 +16,20 @@ const TRIGGERS = ["manual", "schedule", "backfill", "debug"];
 
 export default function RunsPage({ pipelineId }: { pipelineId?: number }) {
   const project = useProject();
+  // Another project starts over: its own filters and first page.
+  return <RunHistory key={project.id} projectId={project.id} pipelineId={pipelineId} />;
+}
+
+function RunHistory({ projectId, pipelineId }: { projectId: number; pipelineId?: number }) {
   const [state, setState] = useState("");
   const [trigger, setTrigger] = useState("");
   const [page, setPage] = useState(0);
 
-  const pipelines = useAsync(() => listAll<Pipeline>("pipeline", { project_id: project.id }), [project.id]);
+  const pipelines = useAsync(() => listAll<Pipeline>("pipeline", { project_id: projectId }), [projectId]);
   const names = useMemo(() => new Map((pipelines.data ?? []).map((p) => [p.id, p.name])), [pipelines.data]);
   const runs = useAsync(() => list<PipelineRun>("pipeline_run", {
-    project_id: project.id, pipeline_id: pipelineId, state, trigger, page, page_size: PAGE_SIZE, order: "-id",
-  }), [project.id, pipelineId, state, trigger, page]);
+    project_id: projectId, pipeline_id: pipelineId, state, trigger, page, page_size: PAGE_SIZE, order: "-id",
+  }), [projectId, pipelineId, state, trigger, page]);
 
   const items = runs.data?.items ?? [];
   const active = items.some((r) => r.state === "queued" || r.state === "running");
@@ -90,7 +95,11 @@ export default function RunsPage({ pipelineId }: { pipelineId?: number }) {
               {items.map((run) => (
                 <tr key={run.id} data-run-id={run.id}>
                   <td><Link to={`/runs/${run.id}`}>#{run.id}</Link></td>
-                  <td>{names.get(run.pipeline_id) ?? `pipeline ${run.pipeline_id}`}</td>
+                  <td>
+                    <Link to={`/pipelines/${run.pipeline_id}/runs`} title="Runs of this pipeline">
+                      {names.get(run.pipeline_id) ?? `pipeline ${run.pipeline_id}`}
+                    </Link>
+                  </td>
                   <td><StateBadge state={run.state} /></td>
                   <td>{run.trigger}</td>
                   <td>{formatTime(run.logical_date)}</td>
