@@ -50,7 +50,10 @@ def column_names(model: type) -> tuple[str, ...]:
 def to_json_value(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         return value.value
-    if isinstance(value, (dt.datetime, dt.date)):
+    if isinstance(value, dt.datetime):
+        # Stored in UTC; SQLite hands them back without an offset, and a browser would read local time.
+        return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()
+    if isinstance(value, dt.date):
         return value.isoformat()
     return value
 

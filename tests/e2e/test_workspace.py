@@ -7,6 +7,7 @@ import re
 import subprocess
 import uuid
 
+from e2e_support import browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
 from test_cli import MYAPP, cli_env
 
 RUN_TIMEOUT_MS = 180_000

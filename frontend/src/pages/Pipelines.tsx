@@ -8,7 +8,7 @@ import { useProject } from "../session";
 import type { Pipeline, PipelineRun } from "../types";
 import { useAsync } from "../lib/useAsync";
 import { CloneDialog } from "./pipelines/CloneDialog";
-import { ConfirmDialog } from "./pipelines/Dialog";
+import { ConfirmDialog } from "../components/Dialog";
 import { ImportDialog } from "./pipelines/ImportDialog";
 import { NewPipelineDialog } from "./pipelines/NewPipelineDialog";
 import { PipelineTable } from "./pipelines/PipelineTable";

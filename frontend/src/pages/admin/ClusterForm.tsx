@@ -2,8 +2,8 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import type { Cluster, ClusterKind } from "../../types";
-import { Dialog } from "../pipelines/Dialog";
-import { Field, UnplacedError, useSubmit } from "../pipelines/Field";
+import { Dialog } from "../../components/Dialog";
+import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "../pipelines/logic";
 import { orNull, type FormProps } from "./ResourceTab";
 

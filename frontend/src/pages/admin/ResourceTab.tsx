@@ -3,7 +3,7 @@ import { useState, type ReactNode } from "react";
 import { api, listAll } from "../../api";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
-import { ConfirmDialog } from "../pipelines/Dialog";
+import { ConfirmDialog } from "../../components/Dialog";
 
 export interface Column<T> {
   header: string;

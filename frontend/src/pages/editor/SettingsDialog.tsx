@@ -4,8 +4,8 @@ import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { ErrorBanner } from "../../components/ui";
 import type { ConcurrencyPolicy, Pipeline } from "../../types";
-import { Dialog } from "./Dialog";
-import { Field } from "./Field";
+import { Dialog } from "../../components/Dialog";
+import { Field } from "../../components/Field";
 import { checkInt } from "./validation";
 
 interface SettingsDialogProps {
@@ -93,7 +93,7 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
   };
 
   return (
-    <Dialog title={`Settings of ${pipeline.name}`} onClose={onClose}>
+    <Dialog title={`Settings of ${pipeline.name}`} onClose={onClose} wide>
       <form className="settings-form" onSubmit={submit} noValidate>
         <fieldset disabled={readOnly}>
           <Field id="settings-description" label="Description" error={serverReason("description")}>
@@ -104,7 +104,7 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
             {(input) => <input {...input} type="text" value={schedule} spellCheck={false} autoComplete="off"
               onChange={(e) => setSchedule(e.target.value)} />}
           </Field>
-          <div className="form-field">
+          <div className="field">
             <label className="inline">
               <input type="checkbox" checked={paused} aria-describedby="settings-paused-hint"
                 onChange={(e) => setPaused(e.target.checked)} />

@@ -2,7 +2,7 @@
 // resources and retry policy. Every change goes through `onEdit` into the undoable draft.
 import { memo } from "react";
 import type { ArgProperty, JobTemplate, ResourceGroup, TriggerRule } from "../../types";
-import { Field, type InputProps } from "./Field";
+import { Field, type InputWiring as InputProps } from "../../components/Field";
 import type { DraftTask } from "./model";
 import { argProperties, LIMITS, type FieldErrors } from "./validation";
 
@@ -121,7 +121,7 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
           </Field>
         ))}
         {unknownArgs.map((name) => (
-          <div key={name} className="form-field">
+          <div key={name} className="field">
             <span>{name} = {task.args[name]}</span>
             <div className="field-error">{errors[`args.${name}`] ?? "unknown argument"}</div>
             <button type="button" onClick={() => edit(`args.${name}`, (t) => {

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from "react";
 import { api, ApiError } from "../../api";
 import { ErrorBanner, Loading } from "../../components/ui";
 import type { Pipeline } from "../../types";
-import { Dialog } from "./Dialog";
+import { Dialog } from "../../components/Dialog";
 
 interface YamlDialogProps {
   pipelineId: number;
@@ -63,7 +63,7 @@ export function YamlDialog({ pipelineId, pipelineName, readOnly, dirty, onImport
 
   const fieldErrors = error instanceof ApiError ? error.errors : [];
   return (
-    <Dialog title={`YAML of ${pipelineName}`} onClose={onClose} className="yaml-dialog">
+    <Dialog title={`YAML of ${pipelineName}`} onClose={onClose} className="yaml-dialog" wide>
       {exported === null && !error && <Loading what="Exporting" />}
       {exported !== null && (
         <>

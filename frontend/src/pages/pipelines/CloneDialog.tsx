@@ -2,8 +2,8 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import type { Pipeline } from "../../types";
-import { Dialog } from "./Dialog";
-import { Field, UnplacedError, useSubmit } from "./Field";
+import { Dialog } from "../../components/Dialog";
+import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
 
 interface Props {

@@ -3,8 +3,8 @@ import { useState, type ChangeEvent, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { navigate } from "../../router";
 import type { Pipeline } from "../../types";
-import { Dialog } from "./Dialog";
-import { Field, useSubmit } from "./Field";
+import { Dialog } from "../../components/Dialog";
+import { Field, useSubmit } from "../../components/Field";
 
 const EXAMPLE = `name: my-pipeline
 project: demo

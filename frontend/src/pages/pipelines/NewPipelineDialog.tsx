@@ -3,8 +3,8 @@ import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import { navigate } from "../../router";
 import type { Pipeline } from "../../types";
-import { Dialog } from "./Dialog";
-import { Field, UnplacedError, useSubmit } from "./Field";
+import { Dialog } from "../../components/Dialog";
+import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
 
 export function NewPipelineDialog({ projectId, onClose }: { projectId: number; onClose: () => void }) {

@@ -1,4 +1,4 @@
-"""Browser tests: the real platform (`myapp run`, embedded default) driven through Debian's chromium.
+"""Fixtures of the browser tests: the real platform (`myapp run`, embedded default) driven through Debian's chromium.
 
 Playwright only drives the browser installed by the system (/usr/bin/chromium); it never downloads
 one. Screenshots of each step are kept in test-artifacts/e2e/ for people to look at.
@@ -26,7 +26,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 class Platform:
     def __init__(self, base: str, admin_password: str, home: Path):
-        self.base, self.home = base, home
+        self.base, self.home, self.admin_password = base, home, admin_password
         self.admin = requests.Session()
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": admin_password, "provider": "db"}).json()["access_token"]

@@ -1,5 +1,5 @@
 // Modal dialogs on the native <dialog>: the browser traps focus, Escape closes, the page behind is inert.
-// Shared with the admin pages (they load later, so this stays in the first bundle either way).
+// The one dialog of the app: pipeline list, editor and admin pages use it.
 import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import "./dialog.css";
 
@@ -9,9 +9,10 @@ interface DialogProps {
   onClose: () => void;
   children: ReactNode;
   wide?: boolean;
+  className?: string;
 }
 
-export function Dialog({ title, onClose, children, wide }: DialogProps) {
+export function Dialog({ title, onClose, children, wide, className }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   // Where focus was before opening, to give it back when the dialog goes away.
@@ -26,9 +27,12 @@ export function Dialog({ title, onClose, children, wide }: DialogProps) {
   }, [opener]);
 
   return (
-    <dialog ref={ref} className={wide ? "dialog wide" : "dialog"} aria-labelledby={titleId}
-      onCancel={(e) => { e.preventDefault(); onClose(); }}>
-      <h2 id={titleId}>{title}</h2>
+    <dialog ref={ref} className={["dialog", wide ? "wide" : "", className ?? ""].filter(Boolean).join(" ")}
+      aria-labelledby={titleId} onCancel={(e) => { e.preventDefault(); onClose(); }}>
+      <header className="dialog-header">
+        <h2 id={titleId}>{title}</h2>
+        <button type="button" className="dialog-close" aria-label="Close" onClick={onClose}>×</button>
+      </header>
       {children}
     </dialog>
   );

@@ -1,6 +1,6 @@
 // Form rows that show the server's (or the client's) reason next to the input it names.
 import { useCallback, useId, useState, type ReactNode } from "react";
-import { ApiError, describeError } from "../../api";
+import { ApiError, describeError } from "../api";
 
 export interface InputWiring {
   id: string;
@@ -9,7 +9,9 @@ export interface InputWiring {
 }
 
 interface FieldProps {
-  label: string;
+  /** Defaults to a generated one; give it when other code must find the input (e.g. to focus an error). */
+  id?: string;
+  label: ReactNode;
   error?: string;
   hint?: ReactNode;
   required?: boolean;
@@ -18,17 +20,18 @@ interface FieldProps {
   children: (wiring: InputWiring) => ReactNode;
 }
 
-export function Field({ label, error, hint, required, className, children }: FieldProps) {
-  const id = useId();
-  const describedBy = [error ? `${id}-error` : "", hint ? `${id}-hint` : ""].filter(Boolean).join(" ");
+export function Field({ id: givenId, label, error, hint, required, className, children }: FieldProps) {
+  const generated = useId();
+  const id = givenId ?? generated;
+  const describedBy = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ");
   return (
     <div className={className ? `field ${className}` : "field"}>
       <label htmlFor={id}>
         {label}{required && <span className="required" aria-hidden="true">*</span>}
       </label>
       {children({ id, "aria-invalid": Boolean(error), "aria-describedby": describedBy || undefined })}
+      {hint && <span id={`${id}-hint`} className="hint">{hint}</span>}
       {error && <span id={`${id}-error`} className="field-error">{error}</span>}
-      {hint && !error && <span id={`${id}-hint`} className="hint">{hint}</span>}
     </div>
   );
 }
