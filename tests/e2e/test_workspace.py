@@ -112,7 +112,8 @@ def test_new_user_builds_and_runs_a_pipeline(platform, tab):
     page.get_by_text("Saved").first.wait_for()
     page.get_by_role("button", name="Run").click()
     page.wait_for_url(re.compile(r".*/ui/runs/\d+$"))
-    page.locator("[data-task='python']").wait_for()
+    # Attached, not visible: on a loaded machine React Flow may not have measured the nodes yet.
+    page.locator(".run-node[data-task='python']").wait_for(state="attached")
     tab.shot("run-started")
 
     # Live states over server-sent events, without reloading the page.
@@ -121,7 +122,7 @@ def test_new_user_builds_and_runs_a_pipeline(platform, tab):
     tab.shot("run-succeeded")
 
     # A task's aggregated logs.
-    page.locator("[data-task='python-3']").click()
+    page.locator(".run-node[data-task='python-3']").dispatch_event("click")
     logs = page.get_by_role("log", name="Task logs")
     logs.get_by_text("hello from the e2e test").wait_for(timeout=30_000)
     tab.shot("task-logs")
