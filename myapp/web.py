@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Blueprint, Flask, current_app, jsonify, redirect, request, send_from_directory
+from flask import Blueprint, Flask, current_app, jsonify, redirect, send_from_directory
 from flask_appbuilder import BaseView, expose
 from flask_login import current_user, login_user, logout_user
 from flask_wtf.csrf import generate_csrf
 
 from .api.errors import ApiError
+from .api.routing import json_body
 from .extensions import appbuilder, csrf
 
 DEFAULT_UI_DIR = Path(__file__).resolve().parent.parent / "frontend" / "dist"
@@ -60,10 +61,7 @@ def status():  # noqa: ANN201
 @session_api.post("/login")
 def login():  # noqa: ANN201
     csrf.protect()
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict):
-        raise ApiError("Invalid input: body: must be a JSON object",
-                       [{"field": "body", "reason": "must be a JSON object"}])
+    data = json_body()
     missing = [f for f in ("username", "password") if not isinstance(data.get(f), str) or not data[f]]
     if missing:
         raise ApiError(f"Invalid input: {missing[0]}: is required",

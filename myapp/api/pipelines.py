@@ -165,11 +165,7 @@ class PipelineApi(ResourceApi):
 
     @route("/<int:pk>/graph", summary="The pipeline with all its tasks and edges, for the editor")
     def graph(self, pk: int):
-        pipeline = self.load(pk)
-        tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pk).order_by(Task.id)).all()
-        edges = db.session.scalars(sa.select(Edge).filter_by(pipeline_id=pk).order_by(Edge.id)).all()
-        return jsonify(pipeline=self.present(pipeline), tasks=[present_row(t) for t in tasks],
-                       edges=[present_row(e) for e in edges])
+        return jsonify(self._graph(self.load(pk)))
 
     @route("/<int:pk>/graph", methods=("PUT",), permission="write", body=GraphSchema,
            summary="Replace the whole DAG in one transaction: tasks by id (existing) or key (new), edges by key")
@@ -182,10 +178,16 @@ class PipelineApi(ResourceApi):
         keys = {task_id: key for key, task_id in ids.items()}
         pipeline.updated_at = utcnow()  # the editor's save is a change of the pipeline
         db.session.flush()
-        tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pk).order_by(Task.id)).all()
-        edges = db.session.scalars(sa.select(Edge).filter_by(pipeline_id=pk).order_by(Edge.id)).all()
-        return jsonify(pipeline=self.present(pipeline), tasks=[present_row(t) | {"key": keys[t.id]} for t in tasks],
-                       edges=[present_row(e) for e in edges])
+        graph = self._graph(pipeline)
+        for task in graph["tasks"]:
+            task["key"] = keys[task["id"]]
+        return jsonify(graph)
+
+    def _graph(self, pipeline: Pipeline) -> dict[str, Any]:
+        tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pipeline.id).order_by(Task.id)).all()
+        edges = db.session.scalars(sa.select(Edge).filter_by(pipeline_id=pipeline.id).order_by(Edge.id)).all()
+        return {"pipeline": self.present(pipeline), "tasks": [present_row(t) for t in tasks],
+                "edges": [present_row(e) for e in edges]}
 
     @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
     def export_yaml(self, pk: int):

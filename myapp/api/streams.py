@@ -14,6 +14,7 @@ from flask import Response, stream_with_context
 
 from ..extensions import db
 from ..models import PipelineRun, TaskRun
+from .base import to_json_value
 
 STREAM_SECONDS = 30.0
 POLL_SECONDS = 0.5
@@ -32,42 +33,46 @@ def sse_response(events: Iterator[str]) -> Response:
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-def run_events(run_id: int, present: Callable[[Any], dict[str, Any]]) -> Iterator[str]:
-    """`run` events with the run and its task runs whenever any of them changes; `end` once finished."""
+def poll(step: Callable[[], tuple[list[str], bool]]) -> Iterator[str]:
+    """The one polling loop of every stream: step() reads (then ends its read transaction, so the
+    next poll sees the workers' commits) and returns (events, finished)."""
     yield f"retry: {RETRY_MS}\n\n"
     deadline = time.monotonic() + STREAM_SECONDS
-    last = None
     while True:
+        events, finished = step()
+        db.session.rollback()
+        # With nothing new, a comment: detects a closed connection, keeps proxies from timing out.
+        yield from events or [": idle\n\n"]
+        if finished or time.monotonic() > deadline:
+            return
+        time.sleep(POLL_SECONDS)
+
+
+def run_events(run_id: int, present: Callable[[Any], dict[str, Any]]) -> Iterator[str]:
+    """`run` events with the run and its task runs whenever any of them changes; `end` once finished."""
+    last = ""
+
+    def step() -> tuple[list[str], bool]:
+        nonlocal last
         run = db.session.get(PipelineRun, run_id, populate_existing=True)
         if run is None:
-            yield event("end", {"reason": "deleted"})
-            return
+            return [event("end", {"reason": "deleted"})], True
         attempts = db.session.scalars(
             db.select(TaskRun).filter_by(pipeline_run_id=run_id).order_by(TaskRun.task_id, TaskRun.attempt)
         ).all()
         # reconciled_at changes on every controller pass; it is a lock, not news for the UI.
         snapshot = {"run": {k: v for k, v in present(run).items() if k != "reconciled_at"}, "task_runs": [
-            {f: present_value(getattr(a, f)) for f in TASK_RUN_FIELDS} for a in attempts]}
-        finished = run.is_finished
-        db.session.rollback()  # end the read so the next poll sees the workers' commits
+            {f: to_json_value(getattr(a, f)) for f in TASK_RUN_FIELDS} for a in attempts]}
+        events = []
         text = json.dumps(snapshot, sort_keys=True)
         if text != last:
             last = text
-            yield event("run", snapshot)
-        else:
-            yield ": idle\n\n"  # a comment: detects a closed connection, keeps proxies from timing out
-        if finished:
-            yield event("end", {"reason": "finished"})
-            return
-        if time.monotonic() > deadline:
-            return
-        time.sleep(POLL_SECONDS)
+            events.append(event("run", snapshot))
+        if run.is_finished:
+            events.append(event("end", {"reason": "finished"}))
+        return events, run.is_finished
 
-
-def present_value(value: Any) -> Any:
-    from .base import to_json_value
-
-    return to_json_value(value)
+    return poll(step)
 
 
 def parse_cursor(text: str | None) -> dict[str, int]:
@@ -91,32 +96,28 @@ def log_events(attempt_id: int, read: Callable[[TaskRun, dict[str, int]], list[A
     read(attempt, after) returns the lines after the cursor; the cursor advances over every
     line read, kept or not, so a filter never makes lines come back on reconnect.
     """
-    yield f"retry: {RETRY_MS}\n\n"
-    deadline = time.monotonic() + STREAM_SECONDS
     first = True
-    while True:
+
+    def step() -> tuple[list[str], bool]:
+        nonlocal first
         attempt = db.session.get(TaskRun, attempt_id, populate_existing=True)
         if attempt is None:
-            yield event("end", {"reason": "deleted"})
-            return
+            return [event("end", {"reason": "deleted"})], True
         finished, state = attempt.is_finished, attempt.state.value
         lines = read(attempt, after) if attempt.backend_ref else []
-        db.session.rollback()
         for line in lines:
             after[line.replica] = max(after.get(line.replica, 0), line.seq)
         kept = [ln for ln in lines if keep(ln)]
         if first:
             kept = kept[-first_limit:]  # a reconnect or a huge log starts from its tail
             first = False
+        events = []
         if kept:
-            yield event("lines", {"state": state, "items": [
+            events.append(event("lines", {"state": state, "items": [
                 {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp} for ln in kept
-            ]}, event_id=format_cursor(after))
-        else:
-            yield ": idle\n\n"
+            ]}, event_id=format_cursor(after)))
         if finished:
-            yield event("end", {"state": state}, event_id=format_cursor(after))
-            return
-        if time.monotonic() > deadline:
-            return
-        time.sleep(POLL_SECONDS)
+            events.append(event("end", {"state": state}, event_id=format_cursor(after)))
+        return events, finished
+
+    return poll(step)

@@ -38,6 +38,24 @@ export function Dialog({ title, onClose, children, wide, className }: DialogProp
   );
 }
 
+interface SubmitActionsProps {
+  onCancel: () => void;
+  busy: boolean;
+  label: string;
+  busyLabel: string;
+  disabled?: boolean;
+}
+
+/** A form dialog's last row: Cancel, and the submit button that says when it is working. */
+export function SubmitActions({ onCancel, busy, label, busyLabel, disabled }: SubmitActionsProps) {
+  return (
+    <div className="dialog-actions">
+      <button type="button" onClick={onCancel}>Cancel</button>
+      <button type="submit" className="primary" disabled={busy || disabled}>{busy ? busyLabel : label}</button>
+    </div>
+  );
+}
+
 interface ConfirmProps {
   title: string;
   children: ReactNode;

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import type { Project, Quota, ResourceGroup } from "../../types";
-import { Dialog } from "../../components/Dialog";
+import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { gpuProblem, quantityProblem } from "./quantity";
 import type { FormProps } from "./ResourceTab";
@@ -82,10 +82,7 @@ export function QuotaForm({ item, onClose, onSaved, projects, groups }: Props) {
         </Field>
         <div className="span-2">
           <UnplacedError error={error} fields={FIELDS} />
-          <div className="dialog-actions">
-            <button type="button" onClick={onClose}>Cancel</button>
-            <button type="submit" className="primary" disabled={busy}>{busy ? "Saving…" : item ? "Save" : "Create"}</button>
-          </div>
+          <SubmitActions onCancel={onClose} busy={busy} label={item ? "Save" : "Create"} busyLabel="Saving…" />
         </div>
       </form>
     </Dialog>

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import type { Cluster, ResourceGroup } from "../../types";
-import { Dialog } from "../../components/Dialog";
+import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "../pipelines/logic";
 import { formatKeyValues, parseKeyValues } from "./keyValues";
@@ -98,10 +98,7 @@ export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProp
         </div>
         <div className="span-2">
           <UnplacedError error={error} fields={FIELDS} />
-          <div className="dialog-actions">
-            <button type="button" onClick={onClose}>Cancel</button>
-            <button type="submit" className="primary" disabled={busy}>{busy ? "Saving…" : item ? "Save" : "Create"}</button>
-          </div>
+          <SubmitActions onCancel={onClose} busy={busy} label={item ? "Save" : "Create"} busyLabel="Saving…" />
         </div>
       </form>
     </Dialog>

@@ -1,24 +1,16 @@
 // The one save request (PUT /api/v1/pipeline/{id}/graph) built from the draft, and the server's
 // error fields ("tasks[3].args.epochs") mapped back to the task and form field they name.
 import type { FieldReason } from "../../api";
-import type { JobTemplate, Resources, TriggerRule } from "../../types";
+import type { JobTemplate, Resources, Task } from "../../types";
 import type { Draft } from "./model";
 import { coerceArg } from "./validation";
 
-export interface GraphTaskPayload {
+/** A task as the graph save takes it: the stored fields, a client key, and an id once it exists. */
+export type GraphTaskPayload = Omit<Task, "id" | "project_id" | "pipeline_id" | "position"> & {
   key: string;
   id?: number;
-  name: string;
-  template_id: number;
-  args: Record<string, unknown>;
-  resources: Resources;
-  resource_group_id: number | null;
-  retries: number;
-  retry_delay: number;
-  timeout: number | null;
-  trigger_rule: TriggerRule;
   position: { x: number; y: number };
-}
+};
 
 export interface GraphPayload {
   tasks: GraphTaskPayload[];

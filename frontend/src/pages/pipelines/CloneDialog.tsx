@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import type { Pipeline } from "../../types";
-import { Dialog } from "../../components/Dialog";
+import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
 
@@ -37,10 +37,7 @@ export function CloneDialog({ source, suggested, onClose, onCloned }: Props) {
           )}
         </Field>
         <UnplacedError error={error} fields={["name"]} />
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button type="submit" className="primary" disabled={busy}>{busy ? "Cloning…" : "Clone"}</button>
-        </div>
+        <SubmitActions onCancel={onClose} busy={busy} label="Clone" busyLabel="Cloning…" />
       </form>
     </Dialog>
   );

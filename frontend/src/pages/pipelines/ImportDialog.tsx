@@ -3,7 +3,7 @@ import { useState, type ChangeEvent, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { navigate } from "../../router";
 import type { Pipeline } from "../../types";
-import { Dialog } from "../../components/Dialog";
+import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, useSubmit } from "../../components/Field";
 
 const EXAMPLE = `name: my-pipeline
@@ -60,12 +60,7 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
             )}
           </div>
         )}
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button type="submit" className="primary" disabled={busy || !yaml.trim()}>
-            {busy ? "Importing…" : "Import"}
-          </button>
-        </div>
+        <SubmitActions onCancel={onClose} busy={busy} disabled={!yaml.trim()} label="Import" busyLabel="Importing…" />
       </form>
     </Dialog>
   );

@@ -3,7 +3,7 @@ import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import { navigate } from "../../router";
 import type { Pipeline } from "../../types";
-import { Dialog } from "../../components/Dialog";
+import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
 
@@ -43,10 +43,7 @@ export function NewPipelineDialog({ projectId, onClose }: { projectId: number; o
           )}
         </Field>
         <UnplacedError error={error} fields={["name", "description"]} />
-        <div className="dialog-actions">
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button type="submit" className="primary" disabled={busy}>{busy ? "Creating…" : "Create"}</button>
-        </div>
+        <SubmitActions onCancel={onClose} busy={busy} label="Create" busyLabel="Creating…" />
       </form>
     </Dialog>
   );
