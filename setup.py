@@ -39,6 +39,8 @@ setup(
     description="A machine-learning platform: projects, notebooks, pipelines, distributed training, serving.",
     packages=find_packages(include=["myapp", "myapp.*"]),
     include_package_data=True,
+    # The upstream CRD schemas rendering validates against (README there gives source and version).
+    package_data={"myapp.rendering": ["crds/*.json", "crds/README.md"]},
     python_requires=">=3.11",
     install_requires=INSTALL_REQUIRES,
     extras_require={

@@ -1,6 +1,7 @@
 """Compiled, cached JSON-Schema validators for every kind the platform submits.
 
-Custom resources: the CRD JSON files in ``MYAPP_CRD_DIR`` (default ``<repo>/../shared/crds``),
+Custom resources: the CRD JSON files in ``MYAPP_CRD_DIR`` (default: ``crds/`` beside this module,
+shipped as package data),
 converted once per (apiVersion, kind) by schema_convert. Built-in kinds: the strict schemas
 shipped in the ``kubernetes-validate`` package, with their ``$ref``s inlined once (the
 package's own ``validate()`` re-reads a 1.8 MB definitions file on every call).
@@ -21,13 +22,13 @@ from jsonschema.exceptions import ValidationError
 
 from .schema_convert import convert_root
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_CRDS = Path(__file__).resolve().parent / "crds"
 K8S_SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def crd_dir() -> Path:
-    return Path(os.environ.get("MYAPP_CRD_DIR") or REPO_ROOT.parent / "shared" / "crds")
+    return Path(os.environ.get("MYAPP_CRD_DIR") or BUNDLED_CRDS)
 
 
 def kubernetes_version() -> str:

@@ -1,6 +1,6 @@
 """A Kubernetes API-server test double: a real threaded HTTP server on 127.0.0.1 that the
 official `kubernetes` client talks to unmodified, with strict validation (CRDs from
-/work/shared/crds, built-ins via kubernetes-validate), watches, pod logs, PodMetrics, and
+myapp/rendering/crds, built-ins via kubernetes-validate), watches, pod logs, PodMetrics, and
 a Python control API for tests (statuses, pods, log lines, fault injection).
 
     with ApiServerDouble() as double:

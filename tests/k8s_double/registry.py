@@ -1,4 +1,4 @@
-"""Which resources the double serves: a few built-ins plus every CRD in /work/shared/crds.
+"""Which resources the double serves: a few built-ins plus every CRD rendering validates against (myapp/rendering/crds).
 
 A resource is identified the way the API server's storage does it, by (group, plural);
 every served version of a CRD shares that storage (reads answer in the requested version).

@@ -18,7 +18,7 @@ def valid(schema, instance) -> bool:
     return first_error(StrictValidator(convert(schema)), instance) is None
 
 
-def test_crd_dir_is_the_shared_folder():
+def test_crd_dir_is_the_bundled_package_data():
     assert (crd_dir() / "README.md").exists()
     for api, kind in [("kubeflow.org/v1", "PyTorchJob"), ("kubeflow.org/v1", "TFJob"), ("kubeflow.org/v1", "MPIJob"),
                       ("kubeflow.org/v1", "XGBoostJob"), ("kubeflow.org/v1", "Notebook"),
