@@ -41,7 +41,7 @@ def _sqlite_pragmas(engine: sa.Engine) -> None:
     """SQLite enforces foreign keys only when asked; WAL lets readers and one writer overlap."""
 
     @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):  # noqa: ANN001
+    def _on_connect(dbapi_conn, _record):
         cursor = dbapi_conn.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -85,7 +85,7 @@ def init_health(app: Flask) -> None:
     """Unauthenticated liveness probe for `myapp run`, Kubernetes and load balancers."""
 
     @app.get("/health")
-    def health():  # noqa: ANN202
+    def health():
         db.session.execute(sa.text("SELECT 1"))
         return {"status": "ok"}
 

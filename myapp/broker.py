@@ -19,8 +19,9 @@ SCHEME = "myappfs"
 
 
 class Channel(filesystem.Channel):
-    def _put(self, queue, payload, **kwargs):  # noqa: ANN001, ANN003, ANN202 - kombu's signature
-        name = f"{int(round(monotonic() * 1000))}_{uuid.uuid4()}.{queue}.msg"
+    # kombu's own base classes disagree on the argument's name (message vs payload).
+    def _put(self, queue, payload, **kwargs):  # type: ignore[override]
+        name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = os.path.join(self.data_folder_out, f".{name}.partial")
         try:

@@ -43,7 +43,7 @@ class PlatformSecurityManager(SecurityManager):
         """
         return False
 
-    def get_user_by_id(self, pk):  # noqa: ANN001, ANN201
+    def get_user_by_id(self, pk):
         """The user with roles and groups in one query: every request checks them."""
         from sqlalchemy.orm import joinedload
 

@@ -7,9 +7,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import sqlalchemy as sa
+import yaml
 from flask import current_app
 from flask_appbuilder.security.manager import BaseSecurityManager
 

@@ -65,4 +65,4 @@ def notify_run(self, run_id: int) -> int | None:
     try:
         return send_run_webhook(run_id)
     except WebhookError as exc:
-        raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries))
+        raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries)) from exc

@@ -26,7 +26,7 @@ class Amount:
     memory_bytes: int = 0
     gpus: int = 0
 
-    def add(self, other: "Amount", times: int = 1) -> None:
+    def add(self, other: Amount, times: int = 1) -> None:
         self.cpu_millicores += other.cpu_millicores * times
         self.memory_bytes += other.memory_bytes * times
         self.gpus += other.gpus * times

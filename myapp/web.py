@@ -29,7 +29,7 @@ class SpaIndexView(BaseView):
     default_view = "index"
 
     @expose("/")
-    def index(self):  # noqa: ANN201
+    def index(self):
         return redirect("/ui/")
 
 
@@ -39,7 +39,7 @@ def ui_dir() -> Path:
 
 @ui.get("/ui/")
 @ui.get("/ui/<path:path>")
-def spa(path: str = ""):  # noqa: ANN201
+def spa(path: str = ""):
     root = ui_dir()
     if not (root / "index.html").is_file():
         return ("The UI is not built: run `make ui` (npm ci && npm run build in frontend/).\n", 503,
@@ -53,13 +53,13 @@ def spa(path: str = ""):  # noqa: ANN201
 
 
 @session_api.get("/")
-def status():  # noqa: ANN201
+def status():
     """Whether the browser is signed in, and a CSRF token for the login form."""
     return jsonify(authenticated=bool(current_user and current_user.is_authenticated), csrf_token=generate_csrf())
 
 
 @session_api.post("/login")
-def login():  # noqa: ANN201
+def login():
     csrf.protect()
     data = json_body()
     missing = [f for f in ("username", "password") if not isinstance(data.get(f), str) or not data[f]]
@@ -74,7 +74,7 @@ def login():  # noqa: ANN201
 
 
 @session_api.post("/logout")
-def logout():  # noqa: ANN201
+def logout():
     csrf.protect()
     logout_user()
     return jsonify(authenticated=False, csrf_token=generate_csrf())

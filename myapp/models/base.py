@@ -13,7 +13,7 @@ JSONType = sa.JSON().with_variant(JSONB(), "postgresql")
 
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def enum_column(enum_cls: type[enum.Enum], name: str) -> sa.Enum:

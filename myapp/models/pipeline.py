@@ -50,7 +50,7 @@ class Pipeline(IdMixin, TimestampMixin, Model):
     webhook_url: Mapped[str | None] = mapped_column(sa.String(2048))
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))
 
-    tasks: Mapped[list["Task"]] = relationship(
+    tasks: Mapped[list[Task]] = relationship(
         back_populates="pipeline", cascade="all, delete-orphan", passive_deletes=True,
         foreign_keys="Task.pipeline_id", overlaps="pipeline",
     )

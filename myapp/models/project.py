@@ -21,7 +21,7 @@ class ProjectRole(str, enum.Enum):
     def rank(self) -> int:
         return {"viewer": 1, "developer": 2, "owner": 3}[self.value]
 
-    def allows(self, needed: "ProjectRole") -> bool:
+    def allows(self, needed: ProjectRole) -> bool:
         return self.rank >= needed.rank
 
 
@@ -33,7 +33,7 @@ class Project(IdMixin, TimestampMixin, Model):
     # Kubernetes namespace jobs of this project run in; DNS-1123 label.
     namespace: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
 
-    members: Mapped[list["ProjectMember"]] = relationship(
+    members: Mapped[list[ProjectMember]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True
     )
 

@@ -11,8 +11,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import IdMixin, JSONType, enum_column, project_fk, utcnow
 from .states import (
-    RUN_TERMINAL, RUN_TRANSITIONS, TASK_ACTIVE, TASK_TERMINAL, TASK_TRANSITIONS,
-    InvalidTransition, RunState, TaskState,
+    RUN_TERMINAL,
+    RUN_TRANSITIONS,
+    TASK_ACTIVE,
+    TASK_TERMINAL,
+    TASK_TRANSITIONS,
+    InvalidTransition,
+    RunState,
+    TaskState,
 )
 
 

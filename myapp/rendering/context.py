@@ -55,8 +55,8 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def is_forbidden_service_account(name: str) -> bool:
-    return name in FORBIDDEN_SERVICE_ACCOUNTS or _ADMIN_LIKE.search(name) is not None
+def is_forbidden_service_account(name: object) -> bool:
+    return not isinstance(name, str) or name in FORBIDDEN_SERVICE_ACCOUNTS or _ADMIN_LIKE.search(name) is not None
 
 
 def check_context(ctx: RenderContext) -> None:

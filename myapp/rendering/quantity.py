@@ -6,9 +6,9 @@ a YAML float like 0.5 would be ambiguous), arithmetic is done on exact Decimals.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Mapping
 
 from .errors import ArgumentError
 
@@ -53,8 +53,8 @@ def format_cpu(cores: Decimal) -> str:
     millis = cores * 1000
     if millis != millis.to_integral_value():
         raise ValueError(f"cpu {cores} is finer than 1m")
-    millis = int(millis)
-    return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
+    whole = int(millis)
+    return str(whole // 1000) if whole % 1000 == 0 else f"{whole}m"
 
 
 def format_memory(num_bytes: Decimal) -> str:

@@ -1,8 +1,9 @@
 """render(): job template + arguments + context -> the exact manifests to submit."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any
 
 from .args import validate_args
 from .context import RenderContext, check_context
@@ -32,7 +33,7 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
     bad context and (unless ``validate=False``) ManifestError if the result would be refused.
     """
     check_context(ctx)
-    kind = KINDS.get(template.get("kind"))
+    kind = KINDS.get(str(template.get("kind")))
     if kind is None:
         raise CatalogError(str(template.get("name")), "kind", f"unknown kind {template.get('kind')!r}")
     values = validate_args(template["args_schema"], args)

@@ -3,7 +3,8 @@ name formats, label syntax, container names, env names, quantities, a few per-ki
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from .names import is_dns1035_label, is_dns1123_label, is_label_value, is_qualified_key
 from .pod import containers, pod_templates
@@ -42,7 +43,7 @@ def pods(obj: Mapping[str, Any]) -> Iterator[Problem]:
     for pod in pod_templates(obj):
         yield from metadata(pod.template.get("metadata") or {}, f"{pod.path}.metadata")
         spec = pod.template.get("spec") or {}
-        seen: set[str] = set()
+        seen: set[Any] = set()  # names checked above; any value may repeat
         for where, container in containers(spec):
             path = f"{pod.path}.spec.{where}"
             name = container.get("name")
@@ -97,9 +98,9 @@ def kind_rules(obj: Mapping[str, Any]) -> Iterator[Problem]:
         for key, value in (spec.get("selector") or {}).items():
             if not is_qualified_key(key) or not is_label_value(value):
                 yield "spec.selector", f"invalid selector {key!r}: {value!r}"
-    elif kind == "HorizontalPodAutoscaler":
-        if spec.get("minReplicas", 1) > spec.get("maxReplicas", 0) or spec.get("minReplicas", 1) < 1:
-            yield "spec.minReplicas", "must be >= 1 and <= maxReplicas"
+    elif kind == "HorizontalPodAutoscaler" and (
+            spec.get("minReplicas", 1) > spec.get("maxReplicas", 0) or spec.get("minReplicas", 1) < 1):
+        yield "spec.minReplicas", "must be >= 1 and <= maxReplicas"
 
 
 def check(obj: Mapping[str, Any]) -> Iterator[Problem]:

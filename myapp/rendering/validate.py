@@ -7,7 +7,8 @@ semantics, operator webhook rules, platform policy. Then rules across the whole 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from . import policy, semantics, webhooks
 from .errors import ManifestError
@@ -15,7 +16,8 @@ from .schemas import builtin_validator, crd_validator, first_error, is_custom_re
 
 
 def _ident(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
     return f"{obj.get('kind', '<no kind>')}/{meta.get('name', '<no name>')}"
 
 

@@ -6,7 +6,8 @@ Each check returns ``(path, reason)`` pairs; validate.py turns them into Manifes
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from .names import is_dns1035_label, is_dns1123_label
 from .pod import REPLICA_SPECS
@@ -29,7 +30,7 @@ VOLCANO_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "Termi
                    "CompleteJob", "ResumeJob")
 
 
-def _containers(template: Mapping[str, Any]) -> list[Any]:
+def _containers(template: Mapping[str, Any] | None) -> list[Any]:
     return ((template or {}).get("spec") or {}).get("containers") or []
 
 
@@ -154,6 +155,6 @@ RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Iterator[Problem]]] =
 
 
 def check(obj: Mapping[str, Any]) -> Iterator[Problem]:
-    rule = RULES.get((obj.get("apiVersion"), obj.get("kind")))
+    rule = RULES.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
     if rule:
         yield from rule(obj)

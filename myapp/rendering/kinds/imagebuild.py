@@ -21,7 +21,7 @@ def build(b: Build) -> list[dict]:
         "name": b.name,
         "image": b.image,
         "command": b.command,
-        "prepare_args": b.cli_args + ["--output", DOCKERFILE],
+        "prepare_args": [*b.cli_args, "--output", DOCKERFILE],
         "executor_image": KANIKO_IMAGE,
         "executor_args": executor_args,
         "registry_secret": b.args["registry_secret"],
