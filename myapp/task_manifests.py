@@ -3,12 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .errors import DomainError, Kind
 from .extensions import db
 from .models import JobTemplate, Pipeline, Project, ResourceGroup, Task
-from .pipelines.macros import SAMPLE_VALUES, substitute
-from .rendering import ArgumentError, RenderContext, render, validate_args
-from .rendering.quantity import resolve_resources
+from .pipelines.macros import SAMPLE_VALUES, macro_values, substitute
+from .rendering import ArgumentError, RenderContext, RenderError, render, validate_args
 from .rendering import ResourceGroup as GroupSpec
+from .rendering.quantity import resolve_resources
 
 TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
                  "default_resources", "max_resources", "env")
@@ -38,6 +39,19 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group))
     return render(template_data(template), task.args if args is None else args, ctx, task.resources or None)
+
+
+def preview_task(task: Task) -> list[dict[str, Any]]:
+    """The manifests a run of this task would submit, before any run exists: macros are filled as at run
+    time, with a sample date and run id and the pipeline's own names and parameter defaults."""
+    project = db.session.get(Project, task.project_id)
+    pipeline = db.session.get(Pipeline, task.pipeline_id)
+    values = macro_values(ds=SAMPLE_VALUES["ds"], run_id=SAMPLE_VALUES["run_id"], pipeline=pipeline.name,
+                          project=project.name, task=task.name, params=pipeline.parameters)
+    try:
+        return render_task(task, SAMPLE_VALUES["run_id"], args=substitute(task.args, values))
+    except RenderError as exc:
+        raise DomainError(f"cannot render task {task.name}: {exc}", kind=Kind.UNPROCESSABLE) from exc
 
 
 def check_task_inputs(template: JobTemplate, args: dict[str, Any] | None, resources: dict[str, Any] | None) -> None:

@@ -6,7 +6,7 @@ import threading
 from collections import Counter, defaultdict
 
 from myapp.backends import BackendError, JobRef, JobState, LogLine, MetricSample, ObjectRef, Status
-from myapp.backends.base import JOB_NAME_LABEL
+from myapp.contract import JOB_NAME_LABEL, TASK_LABEL
 
 
 class FakeBackend:
@@ -36,7 +36,7 @@ class FakeBackend:
             self.submits[job] += 1
             if job not in self.jobs:  # create; else adopt what exists
                 self.creations[job] += 1
-                task = meta["labels"]["myapp.io/task"]
+                task = meta["labels"][TASK_LABEL]
                 self.attempts[task] += 1
                 outcomes = self.script.get(task, ["succeeded"])
                 self.jobs[job] = {"task": task, "outcome": outcomes[min(self.attempts[task], len(outcomes)) - 1],

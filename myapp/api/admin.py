@@ -16,7 +16,8 @@ from flask import jsonify
 from .base import Ref, ResourceApi
 from .routing import route
 from .errors import ApiError
-from .fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
+from .responses import CAPACITY_FIELDS, USAGE
+from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
 
 
 class CapacityFields(StrictSchema):
@@ -97,6 +98,7 @@ class ResourceGroupApi(ResourceApi):
     refs = {"cluster_id": Ref(Cluster, "cluster", same_project=False)}
     filters = ("name", "cluster_id", "gpu_type")
     orders = ("id", "name")
+    output_fields = CAPACITY_FIELDS
 
     def present(self, obj: ResourceGroup) -> dict[str, Any]:
         return present_capacity(super().present(obj), obj)
@@ -124,12 +126,13 @@ class QuotaApi(ResourceApi):
     }
     filters = ("project_id", "resource_group_id")
     immutable = ("project_id", "resource_group_id")
+    output_fields = CAPACITY_FIELDS
 
     def present(self, obj: Quota) -> dict[str, Any]:
         return present_capacity(super().present(obj), obj)
 
     @route("/usage", summary="Capacity against use: per resource group and project, what running attempts "
-                             "request (cpu millicores, memory bytes, gpus)")
+                             "request (cpu millicores, memory bytes, gpus)", response=USAGE)
     def usage(self):
         from ..usage import usage_report
 

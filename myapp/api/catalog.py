@@ -10,7 +10,8 @@ from ..rendering.kinds import KINDS
 
 from ..models import Image, JobTemplate
 from .base import ResourceApi
-from .fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
+from .responses import ARGS_SCHEMA
+from ..fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
 
 
 
@@ -68,3 +69,4 @@ class JobTemplateApi(ResourceApi):
     filters = ("name", "kind", "category", "builtin")
     orders = ("id", "name", "category")
     immutable = ("name", "version", "kind")
+    output_fields = {"args_schema": ARGS_SCHEMA}

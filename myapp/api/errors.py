@@ -7,6 +7,8 @@ from flask import Flask, Response, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException
 
+from ..errors import DomainError, Kind, flatten_messages
+
 
 class ApiError(Exception):
     status = 400
@@ -45,30 +47,19 @@ class Forbidden(ApiError):
     status = 403
 
 
-def flatten_messages(messages: Any, prefix: str = "") -> list[dict[str, str]]:
-    """marshmallow's nested {"a": {0: {"b": ["msg"]}}} -> [{"field": "a[0].b", "reason": "msg"}]."""
-    out: list[dict[str, str]] = []
-    if isinstance(messages, dict):
-        for key, value in messages.items():
-            if isinstance(key, int):  # a list index
-                out += flatten_messages(value, f"{prefix}[{key}]")
-                continue
-            name = "body" if key == "_schema" and not prefix else str(key)
-            out += flatten_messages(value, f"{prefix}.{name}" if prefix else name)
-    elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
-        out += [{"field": prefix or "body", "reason": m} for m in messages]
-    elif isinstance(messages, list):
-        for item in messages:
-            out += flatten_messages(item, prefix)
-    else:
-        out.append({"field": prefix or "body", "reason": str(messages)})
-    return out
-
-
 def validation_error(err: ValidationError) -> ApiError:
     errors = flatten_messages(err.messages)
     message = "; ".join(f"{e['field']}: {e['reason']}" for e in errors)
     return ApiError(f"Invalid input: {message}", errors)
+
+
+# How each kind of domain error answers over HTTP: the one place the two meet.
+STATUS_OF_KIND: dict[Kind, int] = {Kind.INVALID: 400, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409,
+                                   Kind.UNPROCESSABLE: 422}
+
+
+def domain_error(exc: DomainError) -> ApiError:
+    return ApiError(exc.message, exc.errors, STATUS_OF_KIND[exc.kind])
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -77,6 +68,10 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError):  # noqa: ANN202 - views outside route() (e.g. session login)
         return exc.response()
+
+    @app.errorhandler(DomainError)
+    def _domain_error(exc: DomainError):  # noqa: ANN202 - raised in views outside route()
+        return domain_error(exc).response()
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):  # noqa: ANN202

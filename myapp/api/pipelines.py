@@ -5,23 +5,21 @@ import uuid
 from typing import Any
 
 import sqlalchemy as sa
-from croniter import croniter
-from dataclasses import asdict
-
 from flask import current_app, jsonify, request
-from marshmallow import ValidationError, fields, validate
+from marshmallow import fields, validate
 
 from ..extensions import db
+from ..fields import DnsLabel, Int, StrictSchema
+from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task, TaskRun
 from ..models.base import utcnow
 from ..pipelines.dag import find_cycle
-from ..rendering import ArgumentError, RenderError
-from ..models import (
-    ConcurrencyPolicy, Edge, JobTemplate, Pipeline, PipelineRun, Project, ProjectRole, ResourceGroup, RunTrigger,
-    Task, TaskRun, TriggerRule,
-)
+from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, save_task, task_values
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
-from .errors import ApiError, FieldError
-from .fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from .errors import ApiError, FieldError, domain_error
+from .responses import (
+    GRAPH, LOG_EVENTS, MANIFESTS, MESSAGE, PIPELINE_EXPORT, RUN_EVENTS, RUN_ID, RUN_IDS, TASK_LOGS, TASK_METRICS,
+    TASK_RUN_OUTPUT,
+)
 from .routing import json_body, on_commit, route
 from .scope import check_project, current_user
 
@@ -31,26 +29,9 @@ def enqueue(task_name: str, *args) -> None:
     current_app.extensions["celery"].send_task(task_name, args=list(args))
 
 
-def enum_field(enum_cls: type, **kwargs: Any) -> fields.Enum:
-    return fields.Enum(enum_cls, by_value=True, **kwargs)
-
-
-def cron_expression(value: str) -> None:
-    if not croniter.is_valid(value):
-        raise ValidationError(f"'{value}' is not a cron expression (e.g. '0 2 * * *')")
-
-
-class PipelineSchema(StrictSchema):
+class PipelineSchema(PipelineSettingsSchema):
     project_id = Int(1, required=True)
     name = DnsLabel(required=True)
-    description = fields.String(validate=validate.Length(max=10_000))
-    parameters = fields.Dict(keys=fields.String(validate=validate.Regexp(r"^[A-Za-z_][A-Za-z0-9_]*$")))
-    schedule = fields.String(allow_none=True, validate=[validate.Length(max=128), cron_expression])
-    paused = fields.Boolean()
-    max_active_runs = Int(1, 100)
-    concurrency_policy = enum_field(ConcurrencyPolicy)
-    depends_on_past = fields.Boolean()
-    webhook_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"})
 
 
 class PipelineYamlSchema(StrictSchema):
@@ -59,6 +40,7 @@ class PipelineYamlSchema(StrictSchema):
 
 class CloneSchema(StrictSchema):
     name = DnsLabel(required=True)
+    paused = fields.Boolean(load_default=True)  # by default a copy does not fire its schedule by surprise
 
 
 class BackfillSchema(StrictSchema):
@@ -66,17 +48,9 @@ class BackfillSchema(StrictSchema):
     end = fields.Date(required=True)
 
 
-class TaskFields(StrictSchema):
-    name = DnsLabel(required=True)
+class TaskFields(TaskSettingsSchema):
     template_id = Int(1, required=True)
-    args = fields.Dict(keys=fields.String())
-    resources = fields.Nested(ResourcesSchema)
     resource_group_id = Int(1, allow_none=True)
-    retries = Int(0, 100)
-    retry_delay = Int(0, 86_400)
-    timeout = Int(1, 30 * 86_400, allow_none=True)
-    trigger_rule = enum_field(TriggerRule)
-    position = fields.Dict(keys=fields.String(validate=validate.OneOf(["x", "y"])), values=fields.Float())
 
 
 class TaskSchema(TaskFields):
@@ -117,58 +91,49 @@ class PipelineApi(ResourceApi):
             obj.created_by_id = current_user().id
 
     @route("/import", methods=("POST",), permission="write", body=PipelineYamlSchema,
-           summary="Create or update a pipeline from YAML (tasks, depends_on, schedule)")
+           summary="Create or update a pipeline from YAML (tasks, depends_on, schedule)", response="model")
     def import_yaml(self):
         from ..pipelines import spec as pipeline_spec
 
         text = PipelineYamlSchema().load(json_body())["yaml"]
         parsed = pipeline_spec.parse(text)
-        project = db.session.scalar(sa.select(Project).filter_by(name=parsed["project"]))
-        missing = FieldError("project", f"no project named {parsed['project']!r}", status=404)
-        if project is None:
-            raise missing
-        check_project(project.id, ProjectRole.DEVELOPER, missing)
+        project = pipeline_spec.find_project(parsed["project"])
+        # Someone else's project answers as a missing one: its name reveals nothing.
+        check_project(project.id, ProjectRole.DEVELOPER, domain_error(pipeline_spec.unknown_project(project.name)))
         pipeline = pipeline_spec.apply(parsed, project, current_user().id)
         return jsonify(self.present(pipeline))
 
     @route("/<int:pk>/backfill", methods=("POST",), permission="write", body=BackfillSchema, status=201,
-           summary="One run per date from start to end, each with its ds; max_active_runs limits concurrency")
+           summary="One run per date from start to end, each with its ds; max_active_runs limits concurrency",
+           response=RUN_IDS)
     def backfill(self, pk: int):
         from ..pipelines.scheduling import backfill
 
         pipeline = self.load(pk, ProjectRole.DEVELOPER)
         span = BackfillSchema().load(json_body())
-        try:
-            run_ids = backfill(pipeline, span["start"], span["end"])
-        except ValueError as exc:
-            raise FieldError("end", str(exc)) from None
+        run_ids = backfill(pipeline, span["start"], span["end"])
         for run_id in run_ids:
             on_commit(lambda run_id=run_id: enqueue("myapp.reconcile_run", run_id))
         return jsonify(run_ids=run_ids), 201
 
     @route("/<int:pk>/clone", methods=("POST",), permission="write", body=CloneSchema, status=201,
-           summary="Copy the pipeline (tasks and edges) under a new name in the same project")
+           summary="Copy the pipeline (settings, tasks, edges) under a new name in the same project; "
+                   "the copy is paused unless the body says \"paused\": false", response="model")
     def clone(self, pk: int):
-        import yaml
-
-        from ..pipelines import spec as pipeline_spec
+        from ..pipelines.clone import clone_pipeline
 
         source = self.load(pk, ProjectRole.DEVELOPER)
-        name = CloneSchema().load(json_body())["name"]
-        doc = yaml.safe_load(pipeline_spec.export(source)) | {"name": name}
-        if db.session.scalar(sa.select(Pipeline.id).filter_by(project_id=source.project_id, name=name)):
-            raise FieldError("name", f"already exists (name={name!r})", status=409)
-        pipeline = pipeline_spec.apply(pipeline_spec.parse(yaml.safe_dump(doc)),
-                                       db.session.get(Project, source.project_id), current_user().id)
-        pipeline.paused = True  # a copy does not start firing its schedule by surprise
+        body = CloneSchema().load(json_body())
+        pipeline = clone_pipeline(source, body["name"], current_user().id, body["paused"])
         return jsonify(self.present(pipeline)), 201
 
-    @route("/<int:pk>/graph", summary="The pipeline with all its tasks and edges, for the editor")
+    @route("/<int:pk>/graph", summary="The pipeline with all its tasks and edges, for the editor", response=GRAPH)
     def graph(self, pk: int):
         return jsonify(self._graph(self.load(pk)))
 
     @route("/<int:pk>/graph", methods=("PUT",), permission="write", body=GraphSchema,
-           summary="Replace the whole DAG in one transaction: tasks by id (existing) or key (new), edges by key")
+           summary="Replace the whole DAG in one transaction: tasks by id (existing) or key (new), edges by key",
+           response=GRAPH)
     def put_graph(self, pk: int):
         from ..pipelines.graph import replace_graph
 
@@ -189,7 +154,8 @@ class PipelineApi(ResourceApi):
         return {"pipeline": self.present(pipeline), "tasks": [present_row(t) for t in tasks],
                 "edges": [present_row(e) for e in edges]}
 
-    @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`")
+    @route("/<int:pk>/export", summary="The pipeline as YAML, ready for `myapp pipeline apply`",
+           response=PIPELINE_EXPORT)
     def export_yaml(self, pk: int):
         from ..pipelines import spec as pipeline_spec
 
@@ -203,24 +169,31 @@ class TaskApi(ResourceApi):
     schema = TaskSchema
     label = "task"
     parent = ("pipeline_id", Pipeline)
-    refs = {
-        "template_id": Ref(JobTemplate, "job template", same_project=False),
-        "resource_group_id": Ref(ResourceGroup, "resource group", same_project=False),
-    }
     filters = ("pipeline_id", "name", "template_id")
     orders = ("id", "name")
 
-    def before_save(self, obj: Task, data: dict, creating: bool) -> None:
-        """Arguments and resources must fit the template now, not fail at run time."""
-        from ..task_manifests import check_task_inputs
+    # Tasks are written by save_task, like the graph save, YAML apply and clone do: it checks the template,
+    # the resource group, the arguments and resources against the template, and the name.
+    @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create",
+           response="model")
+    def post(self):
+        data = self.schema().load(json_body())
+        self.resolve_parent(data)
+        pipeline = db.session.get(Pipeline, data.pop("pipeline_id"))
+        return jsonify(self.present(save_task(pipeline, data))), 201
 
-        try:
-            check_task_inputs(db.session.get(JobTemplate, obj.template_id), obj.args, obj.resources)
-        except ArgumentError as exc:
-            raise FieldError(exc.field, exc.reason) from None
+    @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
+           summary="Update the fields given", response="model")
+    def put(self, pk: int):
+        task = self.load(pk, self.write_role)
+        data = self.schema(partial=True).load(json_body())
+        if "pipeline_id" in data:
+            raise FieldError("pipeline_id", "cannot be changed after creation")
+        pipeline = db.session.get(Pipeline, task.pipeline_id)
+        return jsonify(self.present(save_task(pipeline, task_values(task) | data, task)))
 
     @route("/<int:pk>/run", methods=("POST",), permission="write", status=201,
-           summary="Run this task alone (debug): a run of one task, its upstream ignored")
+           summary="Run this task alone (debug): a run of one task, its upstream ignored", response=RUN_ID)
     def run_alone(self, pk: int):
         task = self.load(pk, ProjectRole.DEVELOPER)
         run = PipelineRun(project_id=task.project_id, pipeline_id=task.pipeline_id, trigger=RunTrigger.DEBUG,
@@ -231,15 +204,12 @@ class TaskApi(ResourceApi):
         on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
         return jsonify(run_id=run_id), 201
 
-    @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated")
+    @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated",
+           response=MANIFESTS)
     def manifests(self, pk: int):
-        from ..task_manifests import render_task
+        from ..task_manifests import preview_task
 
-        task = self.load(pk)
-        try:
-            return jsonify(items=render_task(task))
-        except RenderError as exc:
-            raise ApiError(f"cannot render task {task.name}: {exc}", status=422) from exc
+        return jsonify(items=preview_task(self.load(pk)))
 
 
 class EdgeSchema(StrictSchema):
@@ -299,7 +269,8 @@ class PipelineRunApi(ResourceApi):
         on_commit(lambda: enqueue("myapp.reconcile_run", run_id))
 
     @route("/<int:pk>/rerun", methods=("POST",), permission="write", status=201,
-           summary="A new run that keeps this run's succeeded tasks and runs the failed ones and what follows")
+           summary="A new run that keeps this run's succeeded tasks and runs the failed ones and what follows",
+           response="model")
     def rerun(self, pk: int):
         source = self.load(pk, ProjectRole.DEVELOPER)
         if not source.is_finished:
@@ -314,7 +285,7 @@ class PipelineRunApi(ResourceApi):
         return jsonify(self.present(run)), 201
 
     @route("/<int:pk>/cancel", methods=("POST",), permission="write", status=202,
-           summary="Cancel the run: its running jobs are stopped in the backend")
+           summary="Cancel the run: its running jobs are stopped in the backend", response=MESSAGE)
     def cancel(self, pk: int):
         run = self.load(pk, ProjectRole.DEVELOPER)
         if run.is_finished:
@@ -323,7 +294,8 @@ class PipelineRunApi(ResourceApi):
         return jsonify(message=f"cancelling run {pk}"), 202
 
     @route("/<int:pk>/events", summary="Server-sent events: `run` (the run and its task runs) on every change, "
-                                       "`end` once it has finished")
+                                       "`end` once it has finished",
+           response=RUN_EVENTS, media_type="text/event-stream")
     def events(self, pk: int):
         from .streams import run_events, sse_response
 
@@ -348,58 +320,42 @@ class TaskRunApi(ResourceApi):
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
     include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics"}
-
-    def _backend_and_ref(self, attempt: TaskRun):
-        from ..backends import JobRef
-        from ..backends.registry import backend_for
-
-        return backend_for(db.session.get(Task, attempt.task_id)), JobRef.from_dict(attempt.backend_ref)
-
-    def _read_lines(self, attempt: TaskRun, after: dict[str, int] | None = None) -> list:
-        """Lines after the cursor (replica -> last seq): live while running, archived after."""
-        from ..backends.registry import log_archive
-
-        if not attempt.backend_ref:
-            return []
-        backend, ref = self._backend_and_ref(attempt)
-        cursor = dict(after or {})
-        archived = log_archive().read(ref) if attempt.is_finished else []
-        if archived:
-            return [ln for ln in archived if ln.seq > cursor.get(ln.replica, -1)]
-        return list(backend.logs(ref, follow=False, after=cursor or None))
+    output_fields = TASK_RUN_OUTPUT
 
     @staticmethod
     def _log_filter(args: dict[str, str]):
-        replica, search = args.get("replica"), args.get("search")
-        return lambda ln: (not replica or ln.replica == replica) and (not search or search in ln.line)
+        from ..observation import LogFilter
+
+        return LogFilter(replica=args.get("replica"), search=args.get("search"))
 
     @route("/<int:pk>/logs", summary="Aggregated logs of every replica: live while running, archived after",
            query={"replica": "only this replica (e.g. worker-1)", "search": "only lines containing this text",
-                  "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"})
+                  "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"}, response=TASK_LOGS)
     def logs(self, pk: int):
+        from ..observation import line_json, read_lines
+
         attempt = self.load(pk)
         args = query_args({"replica", "search", "limit"})
         limit = bounded_int(args, "limit", 1000, 1, MAX_LOG_LINES)
-        lines = self._read_lines(attempt)
+        lines = read_lines(attempt)
         keep = self._log_filter(args)
-        return jsonify(replicas=sorted({ln.replica for ln in lines}), items=[
-            {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp}
-            for ln in lines if keep(ln)][-limit:])
+        return jsonify(replicas=sorted({ln.replica for ln in lines}),
+                       items=[line_json(ln) for ln in lines if keep(ln)][-limit:])
 
     @route("/<int:pk>/log_stream", summary="Server-sent events: `lines` as they are written, `end` when finished",
-           query={"replica": "only this replica", "search": "only lines containing this text"})
+           query={"replica": "only this replica", "search": "only lines containing this text"},
+           response=LOG_EVENTS, media_type="text/event-stream")
     def log_stream(self, pk: int):
         from .streams import log_events, parse_cursor, sse_response
 
         self.load(pk)
         args = query_args({"replica", "search"})
         after = parse_cursor(request.headers.get("Last-Event-ID"))
-        return sse_response(log_events(pk, self._read_lines, self._log_filter(args), after, MAX_LOG_LINES))
+        return sse_response(log_events(pk, self._log_filter(args), after, MAX_LOG_LINES))
 
-    @route("/<int:pk>/metrics", summary="CPU, memory and GPU samples: live while running, kept after")
+    @route("/<int:pk>/metrics", summary="CPU, memory and GPU samples: live while running, kept after",
+           response=TASK_METRICS)
     def metrics(self, pk: int):
-        attempt = self.load(pk)
-        if attempt.is_finished or not attempt.backend_ref:
-            return jsonify(items=attempt.metrics or [])
-        backend, ref = self._backend_and_ref(attempt)
-        return jsonify(items=[asdict(sample) for sample in backend.metrics(ref)])
+        from ..observation import read_metrics
+
+        return jsonify(items=read_metrics(self.load(pk)))

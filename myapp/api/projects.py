@@ -9,7 +9,8 @@ from ..extensions import db
 from ..models import Project, ProjectMember, ProjectRole, User
 from .base import ResourceApi
 from .errors import ApiError, FieldError, NotFound
-from .fields import DnsLabel, StrictSchema
+from .responses import MEMBER, MEMBERS, MESSAGE, STRING
+from ..fields import DnsLabel, StrictSchema
 from .routing import json_body, on_commit, route
 from .scope import current_user, forget_memberships
 
@@ -46,6 +47,7 @@ class ProjectApi(ResourceApi):
     orders = ("id", "name", "created_at")
     immutable = ("name", "namespace")
     write_role = ProjectRole.OWNER
+    output_fields = {"service_account": STRING}
 
     def present(self, obj: Project) -> dict:
         out = super().present(obj)
@@ -80,7 +82,7 @@ class ProjectApi(ResourceApi):
             )
         )
 
-    @route("/<int:pk>/members", summary="List the project's members and their roles")
+    @route("/<int:pk>/members", summary="List the project's members and their roles", response=MEMBERS)
     def list_members(self, pk: int):
         self.load(pk)
         members = db.session.scalars(
@@ -89,7 +91,7 @@ class ProjectApi(ResourceApi):
         return jsonify(items=[present_member(m) for m in members])
 
     @route("/<int:pk>/members", methods=("POST",), permission="write", body=MemberSchema, status=201,
-           summary="Add a member (owners only)")
+           summary="Add a member (owners only)", response=MEMBER)
     def add_member(self, pk: int):
         self.load(pk, ProjectRole.OWNER)
         data = MemberSchema().load(json_body())
@@ -106,7 +108,7 @@ class ProjectApi(ResourceApi):
         return jsonify(present_member(member)), 201
 
     @route("/<int:pk>/members/<int:member_id>", methods=("PUT",), permission="write", body=MemberRoleSchema,
-           summary="Change a member's role (owners only)")
+           summary="Change a member's role (owners only)", response=MEMBER)
     def update_member(self, pk: int, member_id: int):
         self.load(pk, ProjectRole.OWNER)
         member = self._member(pk, member_id)
@@ -120,7 +122,7 @@ class ProjectApi(ResourceApi):
         return jsonify(present_member(member))
 
     @route("/<int:pk>/members/<int:member_id>", methods=("DELETE",), permission="write",
-           summary="Remove a member (owners only)")
+           summary="Remove a member (owners only)", response=MESSAGE)
     def remove_member(self, pk: int, member_id: int):
         self.load(pk, ProjectRole.OWNER)
         member = self._member(pk, member_id)

@@ -11,8 +11,9 @@ from flask_wtf.csrf import CSRFError
 from marshmallow import ValidationError
 from sqlalchemy.exc import IntegrityError
 
+from ..errors import DomainError
 from ..extensions import csrf, db
-from .errors import ApiError, validation_error
+from .errors import ApiError, domain_error, validation_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -54,11 +55,16 @@ def route(
     body: Any = None,
     status: int = 200,
     query: dict[str, str] | None = None,
+    response: Any = None,
+    media_type: str = "application/json",
 ) -> Callable:
     """Declare an API route.
 
     permission: the FAB permission ("read" or "write") checked against the caller's roles;
-    body: "schema" / "schema-partial" (the API's own schema) or a Schema class, for OpenAPI.
+    body: "schema" / "schema-partial" (the API's own schema) or a Schema class, for OpenAPI;
+    response: what a success answers, for OpenAPI (and the UI's generated types): "model" (the API's
+    object), "page" (a page of them), a Schema class or a JSON-schema dict (myapp/api/responses.py);
+    media_type: of that answer ("text/event-stream" for server-sent events).
     """
 
     def wrap(f: Callable) -> Callable:
@@ -77,6 +83,9 @@ def route(
             except ApiError as exc:
                 db.session.rollback()
                 return exc.response()
+            except DomainError as exc:
+                db.session.rollback()
+                return domain_error(exc).response()
             except ValidationError as exc:
                 db.session.rollback()
                 return validation_error(exc).response()
@@ -93,7 +102,8 @@ def route(
 
         handler._permission_name = permission
         handler._spec = {"summary": summary or f.__doc__ or f.__name__, "body": body,
-                         "status": status, "query": query or {}, "permission": permission}
+                         "status": status, "query": query or {}, "permission": permission,
+                         "response": response, "media_type": media_type}
         return expose(url, methods)(protect(allow_browser_login=True)(handler))
 
     return wrap

@@ -1,7 +1,7 @@
 """Server-sent event streams for the UI: a run's states and a task run's logs, live.
 
-Workers write state and logs; these streams only read (SQL, the backend's log reader) and
-push what changed. A stream ends after STREAM_SECONDS and the browser's EventSource
+Workers write state and logs; these streams only read (SQL, and logs through
+`myapp.observation`) and push what changed. A stream ends after STREAM_SECONDS and the browser's EventSource
 reconnects (with Last-Event-ID for logs), so a stream never holds a web thread for long.
 """
 from __future__ import annotations
@@ -14,6 +14,7 @@ from flask import Response, stream_with_context
 
 from ..extensions import db
 from ..models import PipelineRun, TaskRun
+from ..observation import LogFilter, LogTail, line_json
 from .base import to_json_value
 
 STREAM_SECONDS = 30.0
@@ -89,13 +90,13 @@ def format_cursor(after: dict[str, int]) -> str:
     return ",".join(f"{replica}:{seq}" for replica, seq in sorted(after.items()))
 
 
-def log_events(attempt_id: int, read: Callable[[TaskRun, dict[str, int]], list[Any]],
-               keep: Callable[[Any], bool], after: dict[str, int], first_limit: int) -> Iterator[str]:
+def log_events(attempt_id: int, keep: LogFilter, after: dict[str, int], first_limit: int) -> Iterator[str]:
     """`lines` events with new log lines (filtered by keep); `end` when the attempt has finished.
 
-    read(attempt, after) returns the lines after the cursor; the cursor advances over every
-    line read, kept or not, so a filter never makes lines come back on reconnect.
+    The event id is the tail's cursor, which advances over every line read, kept or not, so a
+    filter never makes lines come back on reconnect.
     """
+    tail = LogTail(after, keep)
     first = True
 
     def step() -> tuple[list[str], bool]:
@@ -104,20 +105,16 @@ def log_events(attempt_id: int, read: Callable[[TaskRun, dict[str, int]], list[A
         if attempt is None:
             return [event("end", {"reason": "deleted"})], True
         finished, state = attempt.is_finished, attempt.state.value
-        lines = read(attempt, after) if attempt.backend_ref else []
-        for line in lines:
-            after[line.replica] = max(after.get(line.replica, 0), line.seq)
-        kept = [ln for ln in lines if keep(ln)]
+        kept = tail.read(attempt)
         if first:
             kept = kept[-first_limit:]  # a reconnect or a huge log starts from its tail
             first = False
         events = []
         if kept:
-            events.append(event("lines", {"state": state, "items": [
-                {"replica": ln.replica, "seq": ln.seq, "line": ln.line, "timestamp": ln.timestamp} for ln in kept
-            ]}, event_id=format_cursor(after)))
+            events.append(event("lines", {"state": state, "items": [line_json(ln) for ln in kept]},
+                                event_id=format_cursor(tail.cursor)))
         if finished:
-            events.append(event("end", {"state": state}, event_id=format_cursor(after)))
+            events.append(event("end", {"state": state}, event_id=format_cursor(tail.cursor)))
         return events, finished
 
     return poll(step)

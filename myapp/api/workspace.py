@@ -11,7 +11,7 @@ from ..models import (
     ImageBuild, InferenceService, ModelVersion, Notebook, Project, ResourceGroup, TaskRun,
 )
 from .base import Ref, ResourceApi
-from .fields import DnsLabel, ImageRepository, ImageTag, Int, ResourcesSchema, StrictSchema
+from ..fields import DnsLabel, ImageRepository, ImageTag, Int, ResourcesSchema, StrictSchema
 from .scope import current_user
 
 

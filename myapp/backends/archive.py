@@ -24,6 +24,10 @@ class FileLogArchive:
                                      "timestamp": line.timestamp}) + "\n")
         tmp.replace(target)  # atomic: readers never see half a file
 
+    def exists(self, ref: JobRef) -> bool:
+        """Has cleanup archived this attempt? (An archive may hold no line: the job printed none.)"""
+        return self.path(ref).exists()
+
     def read(self, ref: JobRef) -> list[LogLine]:
         target = self.path(ref)
         if not target.exists():

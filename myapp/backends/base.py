@@ -11,12 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-# Label every rendered object and pod carries, unique per task attempt (myapp.rendering.pod).
-JOB_NAME_LABEL = "myapp.io/job-name"
-
 
 class JobState(str, enum.Enum):
-    """Same values as myapp.models.TaskState for the states a backend can report."""
+    """The states a backend can report; myapp.pipelines.controller.TASK_STATE_OF_JOB maps each to a TaskState."""
 
     PENDING = "pending"
     WAITING = "waiting"  # waiting for resources: unschedulable, queued by Volcano, quota
@@ -40,7 +37,7 @@ class JobRef:
 
     backend: str
     namespace: str
-    job_name: str  # value of JOB_NAME_LABEL; selects every pod / process of the attempt
+    job_name: str  # value of myapp.contract.JOB_NAME_LABEL; selects every pod / process of the attempt
     primary: ObjectRef  # the workload whose status is the task's status
     objects: tuple[ObjectRef, ...] = ()  # everything submitted, for cancel and cleanup
 

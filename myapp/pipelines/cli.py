@@ -14,12 +14,12 @@ import click
 import sqlalchemy as sa
 from flask.cli import with_appcontext
 
-from ..api.errors import ApiError
+from ..errors import DomainError
 from ..extensions import db
 from ..models import Pipeline, PipelineRun, Project, RunTrigger, TaskRun
 
 
-def _fail(exc: ApiError) -> None:
+def _fail(exc: DomainError) -> None:
     click.secho(f"error: {exc.message}", fg="red", err=True)
     sys.exit(2)
 
@@ -42,16 +42,14 @@ def pipeline_group() -> None:
 @with_appcontext
 def apply_command(file: Path) -> None:
     """Create or update the pipeline described in FILE."""
-    from .spec import apply, parse
+    from .spec import apply, find_project, parse
 
     try:
         spec = parse(file.read_text(encoding="utf-8"))
-        project = db.session.scalar(sa.select(Project).filter_by(name=spec["project"]))
-        if project is None:
-            raise ApiError(f"project: no project named {spec['project']!r}")
+        project = find_project(spec["project"])
         pipeline = apply(spec, project, None)
         db.session.commit()
-    except ApiError as exc:
+    except DomainError as exc:
         db.session.rollback()
         _fail(exc)
     click.echo(f"pipeline {project.name}/{pipeline.name} applied ({len(spec['tasks'])} tasks)")
@@ -91,30 +89,21 @@ def run_command(name: str, project: str, wait: bool, poll: float) -> None:
 
 def follow(run_id: int, poll: float) -> str:
     """Reconcile in-process and print every attempt's aggregated log lines as they come."""
-    from ..backends import JobRef
     from ..backends.registry import backend_for, log_archive
     from ..models import Task
+    from ..observation import LogTail
     from .controller import RunController
 
-    archive = log_archive()
-    controller = RunController(backend_for, archive=archive)
-    seen: dict[int, dict[str, int]] = {}
+    controller = RunController(backend_for, archive=log_archive())
+    tails: dict[int, LogTail] = {}
     while True:
         state = controller.reconcile(run_id)
         for attempt in db.session.scalars(sa.select(TaskRun).filter_by(pipeline_run_id=run_id)):
-            if not attempt.backend_ref:
-                continue
-            task = db.session.get(Task, attempt.task_id)
-            ref = JobRef.from_dict(attempt.backend_ref)
-            after = seen.setdefault(attempt.id, {})
-            # A finished attempt's objects are gone once cleaned up: its logs are in the archive.
-            lines = (archive.read(ref) if attempt.is_finished
-                     else backend_for(task).logs(ref, follow=False, after=after))
-            for line in lines:
-                if line.seq <= after.get(line.replica, 0):
-                    continue
-                after[line.replica] = line.seq
-                click.echo(f"[{task.name}/{line.replica}] {line.line}")
+            lines = tails.setdefault(attempt.id, LogTail()).read(attempt)
+            if lines:
+                task = db.session.get(Task, attempt.task_id)
+                for line in lines:
+                    click.echo(f"[{task.name}/{line.replica}] {line.line}")
         db.session.commit()
         if state is None or state.value in ("succeeded", "failed", "cancelled"):
             return state.value if state else "missing"

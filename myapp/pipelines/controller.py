@@ -10,25 +10,34 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from dataclasses import asdict
 from collections.abc import Callable
+from dataclasses import asdict
 
 import sqlalchemy as sa
 
-from ..backends import Backend, BackendError, JobRef, LogArchive
+from ..backends import Backend, BackendError, JobRef, JobState, LogArchive
 from ..extensions import db
 from ..models import Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, Task, TaskRun, TaskState, utcnow
 from ..models.states import TASK_ACTIVE
 from ..rendering import RenderError
 from ..task_manifests import render_task
-from .dag import decide, retry_delay, run_outcome
+from .dag import Decision, decide, retry_delay, run_outcome
 from .macros import macro_values, substitute
 from .scheduling import admission
 
 log = logging.getLogger(__name__)
-MAX_PASSES = 20
+MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
 MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
-SERVICE_KINDS = frozenset({"Deployment", "Notebook"})  # a pass that changed something is followed by another, up to this many
+SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
+# What a backend reports, as the state the task run takes: the one place the two enums meet.
+TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
+    JobState.PENDING: TaskState.PENDING,
+    JobState.WAITING: TaskState.WAITING,
+    JobState.RUNNING: TaskState.RUNNING,
+    JobState.SUCCEEDED: TaskState.SUCCEEDED,
+    JobState.FAILED: TaskState.FAILED,
+    JobState.CANCELLED: TaskState.CANCELLED,
+}
 
 BackendFor = Callable[[Task], Backend]
 
@@ -126,6 +135,7 @@ class RunController:
         return {row.task_id: row for row in rows}
 
     def _pass(self, run_id: int) -> bool:
+        """One pass under the run-row lock; True if it changed something (another may go further)."""
         run = self._lock(run_id)
         if run is None or run.is_finished:
             db.session.commit()
@@ -134,44 +144,75 @@ class RunController:
         if run.state == RunState.QUEUED:
             verdict = self._admit(run)
             if verdict != "start":
-                db.session.commit()
-                if verdict == "skip":
-                    self.on_finish(run.id)
-                return verdict == "skip"
+                return self._not_started(run, verdict)
             if run.rerun_of_id:
                 self._copy_succeeded(run)
             changed = True
-        if run.only_task_id:  # debug: the one task alone, its upstream ignored
-            tasks = {run.only_task_id: db.session.get(Task, run.only_task_id)}
-            edges: list[tuple[int, int]] = []
-        else:
-            tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
-            edges = [tuple(e) for e in db.session.execute(
-                sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
+        tasks, edges = self._load_dag(run)
         attempts = self._attempts(run)
+        changed |= self._advance_attempts(run, tasks, attempts)
+        final, started, retried = self._retry_due_attempts(run, tasks, attempts)
+        changed |= retried
+        decision = decide(list(tasks), {t.id: t.trigger_rule for t in tasks.values()}, edges, final, started)
+        decided = self._apply_decision(run, decision)
+        final |= decided
+        changed |= bool(decided)
+        changed |= self._start_ready(run, tasks, decision.ready)
+        if self._finish_run(run, tasks, final):
+            return False
+        db.session.commit()
+        return changed
 
+    def _not_started(self, run: PipelineRun, verdict: str) -> bool:
+        """A queued run that waits, or was skipped (finished: webhooks, and no further pass)."""
+        db.session.commit()
+        if verdict == "skip":
+            self.on_finish(run.id)
+        return verdict == "skip"
+
+    def _load_dag(self, run: PipelineRun) -> tuple[dict[int, Task], list[tuple[int, int]]]:
+        """The tasks and edges this run executes: the pipeline's, or one task alone for a debug run."""
+        if run.only_task_id:  # debug: the one task alone, its upstream ignored
+            return {run.only_task_id: db.session.get(Task, run.only_task_id)}, []
+        tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
+        edges = [tuple(e) for e in db.session.execute(
+            sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
+        return tasks, edges
+
+    def _advance_attempts(self, run: PipelineRun, tasks: dict[int, Task], attempts: dict[int, TaskRun]) -> bool:
+        """Poll the backend for active attempts, submit the queued ones."""
+        changed = False
         for attempt in list(attempts.values()):
             task = tasks[attempt.task_id]
             if attempt.state in TASK_ACTIVE:
                 changed |= self._poll(attempt, task)
             elif attempt.state == TaskState.QUEUED:
                 changed |= self._submit(run, attempt, task)
+        return changed
 
+    def _retry_due_attempts(self, run: PipelineRun, tasks: dict[int, Task], attempts: dict[int, TaskRun]
+                            ) -> tuple[dict[int, TaskState], set[int], bool]:
+        """Start the next attempt of failed tasks whose backoff is over. Returns the final states
+        (a failure with retries left is not final), the started tasks and whether it retried any."""
         final: dict[int, TaskState] = {}
         started: set[int] = set()
+        retried = False
         for task_id, attempt in attempts.items():
             task = tasks[task_id]
             if attempt.state == TaskState.FAILED and attempt.attempt <= task.retries:
                 started.add(task_id)
                 due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt))
                 if self.now() >= _aware(due):
-                    changed |= self._start(run, task, attempt.attempt + 1)
+                    retried |= self._start(run, task, attempt.attempt + 1)
             elif attempt.is_finished:
                 final[task_id] = attempt.state
             else:
                 started.add(task_id)
+        return final, started, retried
 
-        decision = decide(list(tasks), {t.id: t.trigger_rule for t in tasks.values()}, edges, final, started)
+    def _apply_decision(self, run: PipelineRun, decision: Decision) -> dict[int, TaskState]:
+        """Record the tasks the trigger rules settled without running them; returns their states."""
+        decided: dict[int, TaskState] = {}
         for task_id, state in [(t, TaskState.UPSTREAM_FAILED) for t in decision.upstream_failed] + \
                               [(t, TaskState.SKIPPED) for t in decision.skipped]:
             row = TaskRun(project_id=run.project_id, pipeline_run_id=run.id, task_id=task_id, attempt=1,
@@ -179,23 +220,29 @@ class RunController:
             db.session.add(row)
             row.transition(state, "an upstream task failed" if state == TaskState.UPSTREAM_FAILED
                            else "skipped by its trigger rule", self.now())
-            final[task_id] = state
-            changed = True
-        blocked = self._blocked_by_past(run, decision.ready)
-        for task_id in decision.ready:
+            decided[task_id] = state
+        return decided
+
+    def _start_ready(self, run: PipelineRun, tasks: dict[int, Task], ready: tuple[int, ...]) -> bool:
+        """First attempts of the tasks whose upstream allows them (and, with depends_on_past, the past)."""
+        changed = False
+        blocked = self._blocked_by_past(run, ready)
+        for task_id in ready:
             if task_id not in blocked:
                 changed |= self._start(run, tasks[task_id], 1)
-
-        outcome = run_outcome(final, list(tasks))
-        if outcome is not None:
-            state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
-            failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
-            run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
-            db.session.commit()
-            self.on_finish(run.id)
-            return False
-        db.session.commit()
         return changed
+
+    def _finish_run(self, run: PipelineRun, tasks: dict[int, Task], final: dict[int, TaskState]) -> bool:
+        """Finish the run once every task is final: commit, then webhooks. True if it finished."""
+        outcome = run_outcome(final, list(tasks))
+        if outcome is None:
+            return False
+        state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
+        failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
+        run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
+        db.session.commit()
+        self.on_finish(run.id)
+        return True
 
     # ---- steps ------------------------------------------------------------------------------
     def _start(self, run: PipelineRun, task: Task, attempt_no: int) -> bool:
@@ -247,7 +294,7 @@ class RunController:
         except BackendError as exc:
             attempt.reason = f"status unavailable: {exc}"
             return False
-        new = TaskState(status.state.value)
+        new = TASK_STATE_OF_JOB[status.state]
         if new == TaskState.RUNNING and ref.primary.kind in SERVICE_KINDS:
             # A service task is done when it serves; it keeps running after the run ends.
             attempt.transition(TaskState.SUCCEEDED, f"serving at {status.url}" if status.url else "serving",

@@ -11,18 +11,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..api.errors import FieldError
+from ..errors import FieldError, Kind
 from ..extensions import db
-from ..models import Edge, JobTemplate, Pipeline, ResourceGroup, Task, TriggerRule
-from ..rendering import ArgumentError
-from ..task_manifests import check_task_inputs
+from ..models import Edge, Pipeline, Task
 from .dag import find_cycle
-
-TASK_FIELDS = ("name", "template_id", "args", "resources", "resource_group_id", "retries", "retry_delay",
-               "timeout", "trigger_rule", "position")
-DEFAULTS: dict[str, Any] = {"args": {}, "resources": {}, "resource_group_id": None, "retries": 0,
-                            "retry_delay": 30, "timeout": None, "trigger_rule": TriggerRule.ALL_SUCCESS,
-                            "position": {}}
+from .tasks import TASK_FIELDS, save_task
 
 
 def _unique(items: list[dict[str, Any]], field: str, prefix: str) -> None:
@@ -31,29 +24,8 @@ def _unique(items: list[dict[str, Any]], field: str, prefix: str) -> None:
         value = item[field]
         if value in seen:
             raise FieldError(f"{prefix}[{index}].{field}", f"{value!r} is already used by {prefix}[{seen[value]}]",
-                             status=409 if field == "name" else 400)
+                             Kind.CONFLICT if field == "name" else Kind.INVALID)
         seen[value] = index
-
-
-def _check_refs(tasks: list[dict[str, Any]], existing: dict[int, Task]) -> dict[int, JobTemplate]:
-    templates = {t.id: t for t in db.session.scalars(
-        sa.select(JobTemplate).where(JobTemplate.id.in_({t["template_id"] for t in tasks})))}
-    group_ids = {t["resource_group_id"] for t in tasks if t.get("resource_group_id")}
-    groups = set(db.session.scalars(sa.select(ResourceGroup.id).where(ResourceGroup.id.in_(group_ids))))
-    for index, task in enumerate(tasks):
-        if "id" in task and task["id"] not in existing:
-            raise FieldError(f"tasks[{index}].id", f"task {task['id']} is not in this pipeline", status=404)
-        if task["template_id"] not in templates:
-            raise FieldError(f"tasks[{index}].template_id", f"job template {task['template_id']} not found",
-                             status=404)
-        if task.get("resource_group_id") and task["resource_group_id"] not in groups:
-            raise FieldError(f"tasks[{index}].resource_group_id",
-                             f"resource group {task['resource_group_id']} not found", status=404)
-        try:
-            check_task_inputs(templates[task["template_id"]], task.get("args"), task.get("resources"))
-        except ArgumentError as exc:
-            raise FieldError(f"tasks[{index}].{exc.field}", exc.reason) from None
-    return templates
 
 
 def _edge_pairs(tasks: list[dict[str, Any]], edges: list[dict[str, str]]) -> list[tuple[str, str]]:
@@ -86,7 +58,9 @@ def replace_graph(pipeline: Pipeline, tasks: list[dict[str, Any]], edges: list[d
     _unique(tasks, "key", "tasks")
     _unique(tasks, "name", "tasks")
     existing = {t.id: t for t in db.session.scalars(sa.select(Task).filter_by(pipeline_id=pipeline.id))}
-    _check_refs(tasks, existing)
+    for index, task in enumerate(tasks):
+        if "id" in task and task["id"] not in existing:
+            raise FieldError(f"tasks[{index}].id", f"task {task['id']} is not in this pipeline", Kind.NOT_FOUND)
     pairs = _edge_pairs(tasks, edges)
 
     db.session.execute(sa.delete(Edge).where(Edge.pipeline_id == pipeline.id))
@@ -102,14 +76,9 @@ def replace_graph(pipeline: Pipeline, tasks: list[dict[str, Any]], edges: list[d
     db.session.flush()
 
     ids: dict[str, int] = {}
-    for spec in tasks:
-        row = existing.get(spec["id"]) if "id" in spec else None
-        if row is None:
-            row = Task(project_id=pipeline.project_id, pipeline_id=pipeline.id)
-            db.session.add(row)
-        for field in TASK_FIELDS:
-            setattr(row, field, spec.get(field, DEFAULTS.get(field)))
-        db.session.flush()
+    for index, spec in enumerate(tasks):
+        values = {field: spec[field] for field in TASK_FIELDS if field in spec}
+        row = save_task(pipeline, values, existing.get(spec["id"]) if "id" in spec else None, f"tasks[{index}].")
         ids[spec["key"]] = row.id
     for upstream, downstream in pairs:
         db.session.add(Edge(project_id=pipeline.project_id, pipeline_id=pipeline.id,

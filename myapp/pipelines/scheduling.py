@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from croniter import croniter
 from sqlalchemy.exc import IntegrityError
 
+from ..errors import FieldError
 from ..extensions import db
 from ..models import ConcurrencyPolicy, Pipeline, PipelineRun, RunState, RunTrigger
 
@@ -57,10 +58,10 @@ def backfill(pipeline: Pipeline, start: dt.date, end: dt.date) -> list[int]:
     """One run per date from start to end inclusive, each with its own ds; the pipeline's
     max_active_runs limits how many run at once (the rest wait, in date order)."""
     if end < start:
-        raise ValueError("end must not be before start")
+        raise FieldError("end", "must not be before start")
     days = (end - start).days + 1
     if days > MAX_BACKFILL_DAYS:
-        raise ValueError(f"at most {MAX_BACKFILL_DAYS} days at once (asked for {days})")
+        raise FieldError("end", f"a backfill spans at most {MAX_BACKFILL_DAYS} days (asked for {days})")
     created = []
     for offset in range(days):
         day = start + dt.timedelta(days=offset)

@@ -1,7 +1,14 @@
 """Pipelines as code: YAML in and out. The rows (Pipeline, Task, Edge) stay the one copy of the DAG;
-this module only translates, with errors that name the task and the field."""
+this module only translates, with errors that name the task and the field.
+
+The YAML carries every setting of the pipeline and of its tasks; export leaves out what equals its
+default (myapp.pipelines.tasks), and apply sets every field, so a field absent from the YAML goes
+back to its default: export -> apply -> export gives the same text.
+"""
 from __future__ import annotations
 
+import copy
+import enum
 import re
 from typing import Any
 
@@ -9,36 +16,34 @@ import sqlalchemy as sa
 import yaml
 from marshmallow import ValidationError, fields, validate
 
-from ..api.errors import ApiError, FieldError, flatten_messages
-from ..api.fields import DnsLabel, Int, ResourcesSchema, StrictSchema
-from ..api.pipelines import cron_expression
-from .dag import find_cycle
+from ..errors import DomainError, FieldError, Kind, flatten_messages
 from ..extensions import db
-from ..models import Edge, JobTemplate, Pipeline, Project, Task, TriggerRule
-from ..rendering import ArgumentError
-from ..task_manifests import check_task_inputs
+from ..fields import DnsLabel
+from ..models import Edge, JobTemplate, Pipeline, Project, ResourceGroup, Task
+from .dag import find_cycle
+from .tasks import (
+    PIPELINE_DEFAULTS,
+    PIPELINE_SETTINGS,
+    TASK_DEFAULTS,
+    PipelineSettingsSchema,
+    TaskSettingsSchema,
+    save_task,
+)
+
+# Task settings as the YAML names them: resource groups go by name, not id.
+YAML_TASK_KEYS = {"resource_group_id": "resource_group"}
 
 
-class TaskSpecSchema(StrictSchema):
-    name = DnsLabel(required=True)
+class TaskSpecSchema(TaskSettingsSchema):
     template = fields.String(required=True, validate=validate.Regexp(
         r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(@[0-9A-Za-z.+-]+)?$", error="must be a template name, optionally @version"))
-    args = fields.Dict(keys=fields.String())
+    resource_group = DnsLabel(allow_none=True)
     depends_on = fields.List(DnsLabel())
-    resources = fields.Nested(ResourcesSchema)
-    retries = Int(0, 100)
-    retry_delay = Int(0, 86_400)
-    timeout = Int(1, 30 * 86_400, allow_none=True)
-    trigger_rule = fields.String(validate=validate.OneOf([r.value for r in TriggerRule]))
 
 
-class PipelineSpecSchema(StrictSchema):
+class PipelineSpecSchema(PipelineSettingsSchema):
     name = DnsLabel(required=True)
     project = DnsLabel(required=True)
-    description = fields.String()
-    schedule = fields.String(validate=[validate.Length(max=128), cron_expression])
-    parameters = fields.Dict(keys=fields.String())
-    max_active_runs = Int(1, 100)
     tasks = fields.List(fields.Nested(TaskSpecSchema), required=True, validate=validate.Length(min=1))
 
 
@@ -63,7 +68,8 @@ def parse(text: str) -> dict[str, Any]:
             match = re.match(r"tasks\[(\d+)\]", err["field"])
             if match:
                 err["field"] = _task_label(raw, int(match.group(1))) + err["field"][match.end():]
-        raise ApiError("Invalid pipeline: " + "; ".join(f"{e['field']}: {e['reason']}" for e in errors), errors) from None
+        raise DomainError("Invalid pipeline: " + "; ".join(f"{e['field']}: {e['reason']}" for e in errors),
+                          errors) from None
     names = [t["name"] for t in spec["tasks"]]
     for index, task in enumerate(spec["tasks"]):
         label = _task_label(spec, index)
@@ -78,6 +84,17 @@ def parse(text: str) -> dict[str, Any]:
     return spec
 
 
+def unknown_project(name: str) -> FieldError:
+    return FieldError("project", f"no project named {name!r}", Kind.NOT_FOUND)
+
+
+def find_project(name: str) -> Project:
+    project = db.session.scalar(sa.select(Project).filter_by(name=name))
+    if project is None:
+        raise unknown_project(name)
+    return project
+
+
 def _template(ref: str, label: str) -> JobTemplate:
     name, _, version = ref.partition("@")
     query = sa.select(JobTemplate).filter_by(name=name)
@@ -85,41 +102,40 @@ def _template(ref: str, label: str) -> JobTemplate:
         query = query.filter_by(version=version)
     template = db.session.scalars(query.order_by(JobTemplate.id.desc())).first()
     if template is None:
-        raise FieldError(f"{label}.template", f"no job template {ref!r}", status=404)
+        raise FieldError(f"{label}.template", f"no job template {ref!r}", Kind.NOT_FOUND)
     return template
 
 
+def _resource_group_id(name: str | None, label: str) -> int | None:
+    if name is None:
+        return None
+    group_id = db.session.scalar(sa.select(ResourceGroup.id).filter_by(name=name))
+    if group_id is None:
+        raise FieldError(f"{label}.resource_group", f"no resource group named {name!r}", Kind.NOT_FOUND)
+    return group_id
+
+
 def apply(spec: dict[str, Any], project: Project, user_id: int | None) -> Pipeline:
-    """Create or update the pipeline named in spec, in one transaction (the caller commits)."""
+    """Create or update the pipeline named in spec, in one transaction (the caller commits).
+
+    Every setting is written: one the spec leaves out takes its default."""
     pipeline = db.session.scalar(sa.select(Pipeline).filter_by(project_id=project.id, name=spec["name"]))
     if pipeline is None:
         pipeline = Pipeline(project_id=project.id, name=spec["name"], created_by_id=user_id)
         db.session.add(pipeline)
-    for key in ("description", "schedule", "parameters", "max_active_runs"):
-        if key in spec:
-            setattr(pipeline, key, spec[key])
+    for key in PIPELINE_SETTINGS:
+        setattr(pipeline, key, spec[key] if key in spec else copy.deepcopy(PIPELINE_DEFAULTS[key]))
     db.session.flush()
     existing = {t.name: t for t in db.session.scalars(sa.select(Task).filter_by(pipeline_id=pipeline.id))}
     db.session.execute(sa.delete(Edge).where(Edge.pipeline_id == pipeline.id))
     ids: dict[str, int] = {}
     for index, tspec in enumerate(spec["tasks"]):
         label = _task_label(spec, index)
-        template = _template(tspec["template"], label)
-        try:
-            check_task_inputs(template, tspec.get("args"), tspec.get("resources"))
-        except ArgumentError as exc:
-            raise FieldError(f"{label}.{exc.field}", exc.reason) from None
-        task = existing.pop(tspec["name"], None) or Task(project_id=project.id, pipeline_id=pipeline.id,
-                                                         name=tspec["name"])
-        task.template_id = template.id
-        task.args = tspec.get("args") or {}
-        task.resources = tspec.get("resources") or {}
-        task.retries = tspec.get("retries", 0)
-        task.retry_delay = tspec.get("retry_delay", 30)
-        task.timeout = tspec.get("timeout")
-        task.trigger_rule = TriggerRule(tspec.get("trigger_rule", "all_success"))
-        db.session.add(task)
-        db.session.flush()
+        values = {key: value for key, value in tspec.items()
+                  if key not in ("template", "resource_group", "depends_on")}
+        values["template_id"] = _template(tspec["template"], label).id
+        values["resource_group_id"] = _resource_group_id(tspec.get("resource_group"), label)
+        task = save_task(pipeline, values, existing.pop(tspec["name"], None), f"{label}.")
         ids[task.name] = task.id
     for removed in existing.values():
         db.session.delete(removed)
@@ -131,7 +147,12 @@ def apply(spec: dict[str, Any], project: Project, user_id: int | None) -> Pipeli
     return pipeline
 
 
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
 def export(pipeline: Pipeline) -> str:
+    """The pipeline as YAML: every setting that differs from its default, tasks in id order."""
     project = db.session.get(Project, pipeline.project_id)
     tasks = db.session.scalars(sa.select(Task).filter_by(pipeline_id=pipeline.id).order_by(Task.id)).all()
     names = {t.id: t.name for t in tasks}
@@ -141,22 +162,20 @@ def export(pipeline: Pipeline) -> str:
         deps[down].append(names[up])
     templates = {t.id: t for t in db.session.scalars(
         sa.select(JobTemplate).where(JobTemplate.id.in_({t.template_id for t in tasks})))}
+    groups = dict(db.session.execute(sa.select(ResourceGroup.id, ResourceGroup.name).where(
+        ResourceGroup.id.in_({t.resource_group_id for t in tasks if t.resource_group_id is not None}))).all())
     doc: dict[str, Any] = {"name": pipeline.name, "project": project.name}
-    if pipeline.description:
-        doc["description"] = pipeline.description
-    if pipeline.schedule:
-        doc["schedule"] = pipeline.schedule
-    if pipeline.parameters:
-        doc["parameters"] = pipeline.parameters
+    for key in PIPELINE_SETTINGS:
+        if getattr(pipeline, key) != PIPELINE_DEFAULTS[key]:
+            doc[key] = _plain(getattr(pipeline, key))
     doc["tasks"] = []
     for task in tasks:
         template = templates[task.template_id]
         entry: dict[str, Any] = {"name": task.name, "template": f"{template.name}@{template.version}"}
-        for key, default in (("args", {}), ("resources", {}), ("retries", 0), ("retry_delay", 30), ("timeout", None)):
-            if getattr(task, key) != default:
-                entry[key] = getattr(task, key)
-        if task.trigger_rule != TriggerRule.ALL_SUCCESS:
-            entry["trigger_rule"] = task.trigger_rule.value
+        for key, default in TASK_DEFAULTS.items():
+            value = getattr(task, key)
+            if value != default:
+                entry[YAML_TASK_KEYS.get(key, key)] = groups[value] if key == "resource_group_id" else _plain(value)
         if deps[task.id]:
             entry["depends_on"] = deps[task.id]
         doc["tasks"].append(entry)

@@ -9,14 +9,23 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Mapping, NamedTuple
 
+from ..contract import (
+    GROUP_NAME_ANNOTATION,
+    ISTIO_INJECT_ANNOTATION,
+    JOB_NAME_LABEL,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    PIPELINE_LABEL,
+    PROJECT_LABEL,
+    RUN_LABEL,
+    TASK_LABEL,
+    TEMPLATE_LABEL,
+)
 from .context import RenderContext
 from .names import label_value
 from .quantity import GPU_RESOURCE
 
-MANAGED_BY = "myapp"
-JOB_NAME_LABEL = "myapp.io/job-name"
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
+# Node labels set by NVIDIA's feature discovery and the kubelet (not the platform's own).
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
 CONTRACT_ENV = ("MYAPP_PROJECT", "MYAPP_PIPELINE", "MYAPP_RUN_ID", "MYAPP_TASK", "MYAPP_ATTEMPT",
@@ -59,12 +68,12 @@ def containers(pod_spec: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any
 
 def common_labels(ctx: RenderContext, template_name: str) -> dict[str, str]:
     return {
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "myapp.io/project": label_value(ctx.project),
-        "myapp.io/pipeline": label_value(ctx.pipeline),
-        "myapp.io/run": label_value(ctx.run_id),
-        "myapp.io/task": label_value(ctx.task),
-        "myapp.io/template": label_value(template_name),
+        MANAGED_BY_LABEL: MANAGED_BY,
+        PROJECT_LABEL: label_value(ctx.project),
+        PIPELINE_LABEL: label_value(ctx.pipeline),
+        RUN_LABEL: label_value(ctx.run_id),
+        TASK_LABEL: label_value(ctx.task),
+        TEMPLATE_LABEL: label_value(template_name),
     }
 
 

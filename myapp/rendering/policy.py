@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..contract import GROUP_NAME_ANNOTATION, ISTIO_INJECT_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, REQUIRED_LABELS
 from .context import is_forbidden_service_account
-from .pod import CONTRACT_ENV, GROUP_NAME_ANNOTATION, ISTIO_INJECT_ANNOTATION, MANAGED_BY, containers, pod_templates
+from .pod import CONTRACT_ENV, containers, pod_templates
 
 Problem = tuple[str, str]
-REQUIRED_LABELS = ("app.kubernetes.io/managed-by", "myapp.io/project", "myapp.io/pipeline",
-                   "myapp.io/run", "myapp.io/task")
 # Env names that look like credentials must never carry a literal value.
 SECRET_LIKE = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL", re.I)
 LONG_RUNNING = frozenset({"Deployment", "Notebook"})  # pods that belong in the mesh
@@ -25,8 +24,8 @@ def _labels(meta: Mapping[str, Any], path: str) -> Iterator[Problem]:
     for key in REQUIRED_LABELS:
         if key not in labels:
             yield f"{path}.labels", f"missing platform label {key!r}"
-    if labels.get("app.kubernetes.io/managed-by", MANAGED_BY) != MANAGED_BY:
-        yield f"{path}.labels", f"app.kubernetes.io/managed-by must be {MANAGED_BY!r}"
+    if labels.get(MANAGED_BY_LABEL, MANAGED_BY) != MANAGED_BY:
+        yield f"{path}.labels", f"{MANAGED_BY_LABEL} must be {MANAGED_BY!r}"
 
 
 def _container(container: Mapping[str, Any], path: str) -> Iterator[Problem]:

@@ -2,13 +2,16 @@
 follow across dropped streams without duplicates or loss, late pods, shutdown."""
 from __future__ import annotations
 
+import inspect
 import time
 from collections import defaultdict
 
 import pytest
 
-from myapp.backends.base import BackendError
-from myapp.backends.kubernetes.logs import parse_line
+from myapp.backends.base import BackendError, JobRef, ObjectRef
+from myapp.backends.kubernetes import KubernetesBackend
+from myapp.backends.kubernetes.logs import Follower, PodLogSource, parse_line, snapshot
+from myapp.backends.kubernetes.retry import KubeApiError
 from tests.k8s_double import format_timestamp
 from tests.k8s_double.fixtures import (  # noqa: F401
     NS,
@@ -206,3 +209,77 @@ def test_closing_the_follow_generator_closes_every_stream(double, backend, job):
     wait_for(lambda: double.open_streams("log") == 2, what="two open streams")
     stream.close()
     wait_for(lambda: double.open_streams("log") == 0, what="streams closed")
+
+
+# ---- the readers' interface: PodLogSource, nothing else of the backend -------------------------------
+
+def test_kubernetes_backend_implements_pod_log_source():
+    methods = [name for name, value in vars(PodLogSource).items() if inspect.isfunction(value) and name[0] != "_"]
+    assert sorted(methods) == ["list_pods", "open_container_log", "read_container_log", "read_pod",
+                               "workload_finished"]
+    for name in methods:
+        wanted = inspect.signature(getattr(PodLogSource, name))
+        assert inspect.signature(getattr(KubernetesBackend, name)).parameters.keys() == wanted.parameters.keys(), name
+
+
+class Response:
+    """Enough of a urllib3 response for the readers: the whole body in one chunk."""
+
+    def __init__(self, text):
+        self.body, self.closed, self.released = text.encode(), False, False
+
+    def stream(self, amt=None, decode_content=False):
+        yield self.body
+
+    def close(self):
+        self.closed = True
+
+    def release_conn(self):
+        self.released = True
+
+    def shutdown(self):
+        self.closed = True
+
+
+class MemorySource:
+    """A PodLogSource with no cluster behind it: pods and their logs in dicts."""
+
+    def __init__(self, logs, finished=True):
+        self.logs, self.finished, self.responses = logs, finished, []
+
+    def list_pods(self, ref):
+        return [{"metadata": {"name": pod, "uid": pod}, "spec": {"containers": [{"name": "main"}]},
+                 "status": {"phase": "Succeeded"}} for pod in self.logs]
+
+    def read_pod(self, namespace, name):
+        return self.list_pods(None)[list(self.logs).index(name)]
+
+    def read_container_log(self, namespace, pod, container):
+        if self.logs[pod] is None:
+            raise KubeApiError("read log: 404 NotFound", status=404)
+        return self.logs[pod]
+
+    def open_container_log(self, namespace, pod, container, *, follow, since_seconds=None):
+        self.responses.append(Response(self.read_container_log(namespace, pod, container)))
+        return self.responses[-1]
+
+    def workload_finished(self, ref):
+        return self.finished
+
+
+MEMORY_REF = JobRef("kubernetes", "ns", "j", ObjectRef("batch/v1", "Job", "ns", "j"))
+
+
+def test_snapshot_reads_any_pod_log_source():
+    source = MemorySource({"a": "2024-01-01T00:00:01Z a1\n2024-01-01T00:00:03Z a2\n",
+                           "b": "2024-01-01T00:00:02Z b1\n", "gone": None})
+    assert [(ln.replica, ln.seq, ln.line) for ln in snapshot(source, MEMORY_REF, {})] == [
+        ("a", 1, "a1"), ("b", 1, "b1"), ("a", 2, "a2")]
+    assert [(ln.replica, ln.seq) for ln in snapshot(source, MEMORY_REF, {"a": 1, "b": 1})] == [("a", 2)]
+
+
+def test_follower_reads_any_pod_log_source_and_releases_its_streams():
+    source = MemorySource({"a": "2024-01-01T00:00:01Z a1\n2024-01-01T00:00:02Z a2\n"})
+    lines = list(Follower(source, MEMORY_REF, {"a": 1}, poll_interval=0.01, drain_timeout=5))
+    assert [(ln.replica, ln.seq, ln.line) for ln in lines] == [("a", 2, "a2")]
+    assert source.responses and all(r.released for r in source.responses)

@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
-from myapp.backends.base import JOB_NAME_LABEL, BackendError, JobRef, UnsupportedKind
+from myapp.backends.base import BackendError, JobRef, UnsupportedKind
 from myapp.backends.kubernetes import RetryPolicy
+from myapp.contract import JOB_NAME_LABEL
 from tests.k8s_double.fixtures import (  # noqa: F401
     NS,
     backend,

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ...contract import CANCELLED_ANNOTATION
 from ..base import JobState, Status
 
 Obj = Mapping[str, Any]
 TERMINAL = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
-CANCELLED_ANNOTATION = "myapp.io/cancelled"
 REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
 REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 # Waiting reasons of a container that mean "this will not start by itself".

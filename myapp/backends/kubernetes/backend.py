@@ -9,9 +9,9 @@ from typing import Any
 
 from kubernetes import client, config
 
+from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL
 from ...rendering.pod import pod_templates
 from ..base import (
-    JOB_NAME_LABEL,
     BackendError,
     JobRef,
     JobState,
@@ -155,10 +155,6 @@ class KubernetesBackend:
                 return None
             raise
 
-    def _pods(self, ref: JobRef) -> list[dict[str, Any]]:
-        selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
-        return self._retry(f"list pods {selector}", lambda: self.api.list_pods(ref.namespace, selector))
-
     @staticmethod
     def _url(ref: JobRef) -> str | None:
         primary = ref.primary
@@ -180,9 +176,26 @@ class KubernetesBackend:
             return base
         podgroups = ([self._get_optional(o) for o in ref.objects if o.kind == "PodGroup"]
                      if base.state is JobState.PENDING else [])
-        return adapters.combine(base, self._pods(ref), podgroups, self._url(ref))
+        return adapters.combine(base, self.list_pods(ref), podgroups, self._url(ref))
 
-    def _finished(self, ref: JobRef) -> bool:
+    # --- pods and their logs: the logs.PodLogSource the log readers use ------------------
+
+    def list_pods(self, ref: JobRef) -> list[dict[str, Any]]:
+        selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
+        return self._retry(f"list pods {selector}", lambda: self.api.list_pods(ref.namespace, selector))
+
+    def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
+        return self._retry(f"get pod {name}", lambda: self.api.get_pod(namespace, name))
+
+    def read_container_log(self, namespace: str, pod: str, container: str) -> str:
+        return self._retry(f"read log of pod {pod}", lambda: self.api.read_log(namespace, pod, container))
+
+    def open_container_log(self, namespace: str, pod: str, container: str, *, follow: bool,
+                           since_seconds: int | None = None) -> Any:
+        return self._retry(f"open log of pod {pod}", lambda: self.api.stream_log(
+            namespace, pod, container, follow=follow, since_seconds=since_seconds))
+
+    def workload_finished(self, ref: JobRef) -> bool:
         """Cheap terminal check for log following: the primary object alone."""
         if self._was_cancelled(ref):
             return True
@@ -194,12 +207,13 @@ class KubernetesBackend:
     def logs(self, ref: JobRef, follow: bool = False, after: dict[str, int] | None = None) -> Iterator[LogLine]:
         after = dict(after or {})
         if follow:
-            yield from logs_mod.Follower(self, ref, after)
+            yield from logs_mod.Follower(self, ref, after, poll_interval=self.poll_interval,
+                                         drain_timeout=self.drain_timeout)
         else:
             yield from logs_mod.snapshot(self, ref, after)
 
     def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
-        pods = self._pods(ref)
+        pods = self.list_pods(ref)
         if self.prometheus_url:
             def call(what: str, fn: Callable[[], Any]) -> Any:
                 return retry_mod.call(what, fn, self.retry, self.sleep, errors=(metrics_mod.PrometheusError,),
@@ -229,7 +243,7 @@ class KubernetesBackend:
         with self._lock:
             self._cancelled.add((ref.namespace, ref.job_name))
         try:
-            patch = {"metadata": {"annotations": {adapters.CANCELLED_ANNOTATION: "true"}}}
+            patch = {"metadata": {"annotations": {CANCELLED_ANNOTATION: "true"}}}
             self._retry(f"annotate {_ident(ref.primary)}", lambda: self.api.patch(ref.primary, patch))
         except KubeApiError as error:
             if error.status != 404:

@@ -5,6 +5,9 @@ whoever reads them and whenever: ``after={replica: seq}`` resumes without duplic
 container gets a reader thread. A follow stream that breaks is reopened with ``sinceSeconds``
 covering the gap (plus clock-skew slack); lines older than the last timestamp seen, and the
 lines already seen at exactly that timestamp, are skipped, so nothing is lost or repeated.
+
+The readers reach the cluster only through ``PodLogSource`` (KubernetesBackend implements it),
+so this module does not import the backend and uses none of its private parts.
 """
 from __future__ import annotations
 
@@ -18,16 +21,13 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import urllib3
 
 from ..base import BackendError, JobRef, LogLine
 from .adapters import SIDECARS, replica_name
 from .retry import KubeApiError
-
-if TYPE_CHECKING:
-    from .backend import KubernetesBackend
 
 _TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2}) ?")
 CLOCK_SKEW = 5  # seconds of slack added to sinceSeconds on reconnect
@@ -89,6 +89,26 @@ def targets(pods: list[dict[str, Any]]) -> list[Target]:
     return out
 
 
+class PodLogSource(Protocol):
+    """What the log readers need from one cluster. Each call is one API request under the
+    source's retry policy and raises KubeApiError (with .status) when it finally fails."""
+
+    def list_pods(self, ref: JobRef) -> list[dict[str, Any]]:
+        """Every pod of the attempt (by its job-name label, or the Notebook controller's label)."""
+
+    def read_pod(self, namespace: str, name: str) -> dict[str, Any]: ...
+
+    def read_container_log(self, namespace: str, pod: str, container: str) -> str:
+        """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
+
+    def open_container_log(self, namespace: str, pod: str, container: str, *, follow: bool,
+                           since_seconds: int | None = None) -> Any:
+        """A streaming urllib3 response (timestamps on); the caller closes it."""
+
+    def workload_finished(self, ref: JobRef) -> bool:
+        """Has the attempt's workload reached a terminal state (or gone)?"""
+
+
 def _waiting(error: KubeApiError) -> bool:
     return error.status == 400 and "waiting to start" in str(error)
 
@@ -127,11 +147,10 @@ class _Cursor:
             yield self.seq, text, (ts / 1e9 if ts is not None else 0.0)
 
 
-def read_all(backend: KubernetesBackend, namespace: str, target: Target) -> list[LogLine]:
+def read_all(source: PodLogSource, namespace: str, target: Target) -> list[LogLine]:
     """The whole current log of one container (none if it has not started or is gone)."""
     try:
-        text = backend._retry(f"read log of pod {target.pod}", lambda: backend.api.read_log(
-            namespace, target.pod, target.container))
+        text = source.read_container_log(namespace, target.pod, target.container)
     except KubeApiError as error:
         if error.status == 404 or _waiting(error):
             return []
@@ -141,14 +160,13 @@ def read_all(backend: KubernetesBackend, namespace: str, target: Target) -> list
             for seq, line, ts in cursor.lines(iter(split_lines(text)), resumed=False)]
 
 
-def snapshot(backend: KubernetesBackend, ref: JobRef, after: dict[str, int]) -> Iterator[LogLine]:
+def snapshot(source: PodLogSource, ref: JobRef, after: dict[str, int]) -> Iterator[LogLine]:
     """Every pod's current log, read in parallel, merged by timestamp."""
-    pods = backend._pods(ref)
-    wanted = targets(pods)
+    wanted = targets(source.list_pods(ref))
     if not wanted:
         return iter(())
     with ThreadPoolExecutor(max_workers=min(8, len(wanted)), thread_name_prefix="k8s-log") as pool:
-        per_target = list(pool.map(lambda t: read_all(backend, ref.namespace, t), wanted))
+        per_target = list(pool.map(lambda t: read_all(source, ref.namespace, t), wanted))
     streams = [[line for line in lines if line.seq > after.get(line.replica, 0)] for lines in per_target]
     return heapq.merge(*streams, key=lambda line: line.timestamp)
 
@@ -171,9 +189,9 @@ class _Reader(threading.Thread):
             self.follower.queue.put(("done", self, None))
 
     def _open(self, follow: bool, since: int | None) -> Any:
-        backend, target = self.follower.backend, self.target
-        return backend._retry(f"open log of pod {target.pod}", lambda: backend.api.stream_log(
-            self.follower.ref.namespace, target.pod, target.container, follow=follow, since_seconds=since))
+        target = self.target
+        return self.follower.source.open_container_log(self.follower.ref.namespace, target.pod, target.container,
+                                                       follow=follow, since_seconds=since)
 
     def _follow(self) -> None:
         follower, target = self.follower, self.target
@@ -215,10 +233,8 @@ class _Reader(threading.Thread):
 
     def _container_done(self) -> bool:
         """A follow stream ended cleanly: did the container terminate (or the pod vanish)?"""
-        backend = self.follower.backend
         try:
-            pod = backend._retry(f"get pod {self.target.pod}", lambda: backend.api.get_pod(
-                self.follower.ref.namespace, self.target.pod))
+            pod = self.follower.source.read_pod(self.follower.ref.namespace, self.target.pod)
         except KubeApiError as error:
             if error.status == 404:
                 return True
@@ -240,11 +256,15 @@ class _Reader(threading.Thread):
 
 
 class Follower:
-    """Follow every pod of an attempt until the workload is finished and every reader drained."""
+    """Follow every pod of an attempt until the workload is finished and every reader drained.
 
-    def __init__(self, backend: KubernetesBackend, ref: JobRef, after: dict[str, int]):
-        self.backend, self.ref, self.after = backend, ref, after
-        self.poll_interval = backend.poll_interval
+    poll_interval paces pod discovery and retries; drain_timeout bounds how long containers
+    still running after the workload finished are read."""
+
+    def __init__(self, source: PodLogSource, ref: JobRef, after: dict[str, int], *, poll_interval: float,
+                 drain_timeout: float):
+        self.source, self.ref, self.after = source, ref, after
+        self.poll_interval, self.drain_timeout = poll_interval, drain_timeout
         self.queue: queue.Queue[tuple[str, _Reader, Any]] = queue.Queue()
         self.stop = threading.Event()
         self.draining = threading.Event()  # workload finished: read what is left, do not follow
@@ -259,7 +279,7 @@ class Follower:
     def _run(self) -> Iterator[LogLine]:
         finished_at: float | None = None
         while True:
-            if finished_at is None and self.backend._finished(self.ref):
+            if finished_at is None and self.source.workload_finished(self.ref):
                 finished_at = time.monotonic()
                 self.draining.set()
             self._discover()
@@ -268,7 +288,7 @@ class Follower:
                 if all(r.finished for r in self.readers.values()):
                     yield from self._drain(0)
                     return
-                if time.monotonic() - finished_at > self.backend.drain_timeout:
+                if time.monotonic() - finished_at > self.drain_timeout:
                     self.stop.set()  # containers still running after the workload ended
                     for reader in self.readers.values():
                         reader.close()
@@ -278,7 +298,7 @@ class Follower:
                     return
 
     def _discover(self) -> None:
-        for target in targets(self.backend._pods(self.ref)):
+        for target in targets(self.source.list_pods(self.ref)):
             key = (target.uid, target.container)
             if key not in self.readers:
                 reader = _Reader(self, target)

@@ -13,7 +13,8 @@ from typing import Any
 
 from kubernetes import client
 
-from ..base import JOB_NAME_LABEL, ObjectRef, UnsupportedKind
+from ...contract import JOB_NAME_LABEL
+from ..base import ObjectRef, UnsupportedKind
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..base import JOB_NAME_LABEL, BackendError, JobRef, ObjectRef, UnsupportedKind
+from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
+from ..base import BackendError, JobRef, ObjectRef, UnsupportedKind
 from .gpu import GpuDevice
 from .procs import free_ports
 
 GPU_RESOURCE = "nvidia.com/gpu"
-TEMPLATE_LABEL = "myapp.io/template"
 KANIKO_IMAGE_PREFIX = "gcr.io/kaniko-project/"
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
                  "XGBoostJob": "xgbReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
@@ -41,6 +41,9 @@ HOST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR
 PYTHON_NAME = re.compile(r"python(3(\.[0-9]+)?)?")
 ENV_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 SECRET_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # a DNS-1123 label, as in Kubernetes
+# Folders of the workdir beside the namespaces' own: no project may be called like them.
+RESERVED_NAMESPACES = frozenset({"secrets", "configmaps", "data"})
 SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
@@ -69,6 +72,8 @@ class Planner:
     devices: Sequence[GpuDevice] = ()
     gpu_source: str = "none"  # "nvml", "injected" or "none"
     settings: Settings = field(default_factory=Settings)
+    # Over the host's HOME / TMPDIR / USER when the job runs sandboxed (sandbox.job_env).
+    sandbox_env: Mapping[str, str] = field(default_factory=dict)
     which: Callable[[str, str], str | None] = lambda name, path: shutil.which(name, path=path)
 
     # -- entry --------------------------------------------------------------------------------
@@ -103,9 +108,11 @@ class Planner:
         groups = self._replica_groups(obj)
         first = groups[0][1]
         job_name = ((first.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) or meta["name"]
-        for name in (namespace, job_name):
-            if not SECRET_NAME.fullmatch(name) or len(name) > 253:
-                raise BackendError(f"{name!r} is not a valid namespace / job name")
+        if not NAMESPACE.fullmatch(namespace) or namespace in RESERVED_NAMESPACES:
+            raise BackendError(f"{namespace!r} is not a valid namespace here (a DNS-1123 label, not one of "
+                               f"{', '.join(sorted(RESERVED_NAMESPACES))})")
+        if not SECRET_NAME.fullmatch(job_name) or len(job_name) > 253:
+            raise BackendError(f"{job_name!r} is not a valid job name")
         template = (meta.get("labels") or {}).get(TEMPLATE_LABEL, "")
         entry = EntryMap(self.catalog_root / template if template else None)
         cwd = self.workdir / namespace / job_name
@@ -251,7 +258,7 @@ class Planner:
                 argv, env = _remap_ports(argv, env, remap)
             containers.append({"name": container.get("name", ""), "init": init, "argv": argv, "env": env})
         result = {"name": replica["name"], "type": replica["type"], "index": replica["index"],
-                  "restart_policy": replica["restart_policy"], "gpus": gpus, "ports": ports,
+                  "hostname": pod_name, "restart_policy": replica["restart_policy"], "gpus": gpus, "ports": ports,
                   "containers": containers, "ready": None, "url": None,
                   "grace_period": pod.get("terminationGracePeriodSeconds")}
         if run["kind"] == "Notebook":
@@ -291,6 +298,7 @@ class Planner:
     def base_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k in HOST_ENV or k.startswith("LC_")}
         env["PATH"] = self._path()
+        env.update(self.sandbox_env)
         env.update(self.extra_env)
         return env
 
@@ -302,7 +310,7 @@ class Planner:
             for kind, key in (("Secret", "secretRef"), ("ConfigMap", "configMapRef")):
                 if key in source:
                     ref = source[key]
-                    values = self._all_values(kind, ref["name"], data, ref.get("optional", False))
+                    values = self._all_values(kind, pod["namespace"], ref["name"], data, ref.get("optional", False))
                     defined.update({prefix + k: v for k, v in values.items()})
         for item in container.get("env") or []:
             name = item["name"]
@@ -324,7 +332,7 @@ class Planner:
         for kind, key in (("Secret", "secretKeyRef"), ("ConfigMap", "configMapKeyRef")):
             if key in source:
                 ref = source[key]
-                return self._value(kind, ref["name"], ref["key"], data, ref.get("optional", False))
+                return self._value(kind, pod["namespace"], ref["name"], ref["key"], data, ref.get("optional", False))
         if "fieldRef" in source:
             path = source["fieldRef"]["fieldPath"]
             match = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
@@ -343,18 +351,19 @@ class Planner:
             return value
         raise ConfigError(f"unsupported valueFrom {sorted(source)}")
 
-    def _folder(self, kind: str, name: str) -> Path:
+    def _folder(self, kind: str, namespace: str, name: str) -> Path:
+        """Per project: a job reads only its own namespace's secrets and configmaps."""
         if not SECRET_NAME.fullmatch(name):
             raise ConfigError(f"invalid {kind.lower()} name {name!r}")
-        return self.workdir / ("secrets" if kind == "Secret" else "configmaps") / name
+        return self.workdir / ("secrets" if kind == "Secret" else "configmaps") / namespace / name
 
-    def _value(self, kind: str, name: str, key: str, data: dict[str, dict[str, dict[str, str]]],
+    def _value(self, kind: str, namespace: str, name: str, key: str, data: dict[str, dict[str, dict[str, str]]],
                optional: bool) -> str | None:
         if key in data[kind].get(name, {}):
             return data[kind][name][key]
         if not SECRET_KEY.fullmatch(key) or key in (".", ".."):
             raise ConfigError(f"invalid {kind.lower()} key {key!r}")
-        path = self._folder(kind, name) / key
+        path = self._folder(kind, namespace, name) / key
         try:
             value = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -363,16 +372,16 @@ class Planner:
             raise ConfigError(f"{kind.lower()} {name!r} key {key!r} not found: create the file {path}") from None
         return value[:-1] if value.endswith("\n") else value  # `echo token > file` leaves a newline
 
-    def _all_values(self, kind: str, name: str, data: dict[str, dict[str, dict[str, str]]],
+    def _all_values(self, kind: str, namespace: str, name: str, data: dict[str, dict[str, dict[str, str]]],
                     optional: bool) -> dict[str, str]:
         if name in data[kind]:
             return dict(data[kind][name])
-        folder = self._folder(kind, name)
+        folder = self._folder(kind, namespace, name)
         if not folder.is_dir():
             if optional:
                 return {}
             raise ConfigError(f"{kind.lower()} {name!r} not found: create the folder {folder} (one file per key)")
-        return {p.name: self._value(kind, name, p.name, data, False) or ""
+        return {p.name: self._value(kind, namespace, name, p.name, data, False) or ""
                 for p in sorted(folder.iterdir()) if p.is_file() and SECRET_KEY.fullmatch(p.name)}
 
     def _importable(self, module: str, env: Mapping[str, str]) -> bool:

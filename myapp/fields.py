@@ -1,12 +1,13 @@
-"""Reusable input fields and validators for API schemas."""
+"""Reusable input fields and validators: for the API's schemas and for pipeline YAML alike."""
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from croniter import croniter
 from marshmallow import Schema, ValidationError, fields, validate
 
-from ..rendering.quantity import parse_quantity
+from .rendering.quantity import parse_quantity
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -21,7 +22,7 @@ def dns_label(value: str) -> None:
         )
 
 
-def DnsLabel(**kwargs: Any) -> fields.String:  # noqa: N802 - reads like a field class
+def DnsLabel(**kwargs: Any) -> fields.String:  # CamelCase: reads like a field class
     return fields.String(validate=dns_label, **kwargs)
 
 
@@ -59,21 +60,31 @@ class TolerationSchema(StrictSchema):
     tolerationSeconds = fields.Integer(strict=True)
 
 
-def StringMap(**kwargs: Any) -> fields.Dict:  # noqa: N802
+def StringMap(**kwargs: Any) -> fields.Dict:
     return fields.Dict(keys=fields.String(validate=validate.Length(1, 253)), values=fields.String(), **kwargs)
 
 
-def Int(minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> fields.Integer:  # noqa: N802
+def Int(minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> fields.Integer:
     return fields.Integer(strict=True, validate=validate.Range(min=minimum, max=maximum), **kwargs)
 
 
-def ImageRepository(**kwargs: Any) -> fields.String:  # noqa: N802
+def ImageRepository(**kwargs: Any) -> fields.String:
     return fields.String(validate=validate.Regexp(
         r"^[a-z0-9]+([._/:-][a-z0-9]+)*$", error="must be an image repository such as registry.io/team/name"),
         **kwargs)
 
 
-def ImageTag(**kwargs: Any) -> fields.String:  # noqa: N802
+def ImageTag(**kwargs: Any) -> fields.String:
     return fields.String(validate=validate.Regexp(
         r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", error="must be an image tag: letters, digits, '_', '.', '-'"),
         **kwargs)
+
+
+def cron_expression(value: str) -> None:
+    if not croniter.is_valid(value):
+        raise ValidationError(f"'{value}' is not a cron expression (e.g. '0 2 * * *')")
+
+
+def enum_field(enum_cls: type, **kwargs: Any) -> fields.Enum:
+    """An enum by its value ("all_success"), loaded as the enum member."""
+    return fields.Enum(enum_cls, by_value=True, **kwargs)

@@ -1,0 +1,28 @@
+"""The labels and annotations the platform puts on what it submits: every key written once.
+
+Rendering writes them (`myapp.rendering.pod`) and checks them (`myapp.rendering.policy`); the
+backends find and read objects by them (an attempt's pods by JOB_NAME_LABEL, the catalog
+folder by TEMPLATE_LABEL, a cancel by CANCELLED_ANNOTATION). No imports: anything may use this.
+Changing a key changes every rendered manifest (tests/rendering/golden pins them).
+"""
+from __future__ import annotations
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "myapp"  # the value of MANAGED_BY_LABEL on everything the platform renders
+PROJECT_LABEL = "myapp.io/project"
+PIPELINE_LABEL = "myapp.io/pipeline"
+RUN_LABEL = "myapp.io/run"
+TASK_LABEL = "myapp.io/task"
+TEMPLATE_LABEL = "myapp.io/template"  # the job template's name (the local backend maps COPY paths back)
+# Unique per task attempt, on every pod template: selects every pod / process of the attempt.
+JOB_NAME_LABEL = "myapp.io/job-name"
+
+# Every rendered object and pod template must carry these (policy.check); TEMPLATE_LABEL is
+# added by rendering too but not required of hand-written manifests.
+REQUIRED_LABELS = (MANAGED_BY_LABEL, PROJECT_LABEL, PIPELINE_LABEL, RUN_LABEL, TASK_LABEL)
+
+# Set by the Kubernetes backend's cancel: a terminating workload then reads "cancelled".
+CANCELLED_ANNOTATION = "myapp.io/cancelled"
+# Pod annotations rendering writes for the cluster's add-ons (Volcano gang scheduling, Istio).
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"

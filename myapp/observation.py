@@ -1,0 +1,81 @@
+"""Observing a task attempt: its log lines and metrics, wherever they are at the moment.
+
+While an attempt runs, its lines and samples come live from the backend that runs it. Once it
+has finished, cleanup has moved its log to the archive (`backends.registry.log_archive`) and
+the controller kept its samples in `TaskRun.metrics`. The REST API, its event streams and the
+CLI read through this module only; none of them talks to a backend or the archive itself.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .backends import Backend, JobRef, LogLine, MetricSample
+from .backends.registry import backend_for, log_archive
+from .extensions import db
+from .models import Task, TaskRun
+
+# The shapes of what is read, for the API's answers (it does not import myapp.backends).
+__all__ = ["LogFilter", "LogLine", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics"]
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    """Which lines a reader wants: one replica's (e.g. "worker-1"), those containing a text."""
+
+    replica: str | None = None
+    search: str | None = None
+
+    def __call__(self, line: LogLine) -> bool:
+        return (not self.replica or line.replica == self.replica) and (not self.search or self.search in line.line)
+
+
+def line_json(line: LogLine) -> dict[str, Any]:
+    return {"replica": line.replica, "seq": line.seq, "line": line.line, "timestamp": line.timestamp}
+
+
+def _backend(attempt: TaskRun) -> Backend:
+    return backend_for(db.session.get(Task, attempt.task_id))
+
+
+def read_lines(attempt: TaskRun, after: Mapping[str, int] | None = None) -> list[LogLine]:
+    """Every replica's lines after the cursor (replica -> last seq seen), oldest first.
+
+    A finished attempt reads its archive, even an empty one (its pods / files are gone by
+    then). With no archive yet (cleanup failed before archiving) the backend still has them."""
+    if not attempt.backend_ref:
+        return []  # never submitted: no log anywhere yet
+    cursor = dict(after or {})
+    ref, archive = JobRef.from_dict(attempt.backend_ref), log_archive()
+    if attempt.is_finished and archive.exists(ref):
+        lines = archive.read(ref)
+    else:
+        lines = list(_backend(attempt).logs(ref, follow=False, after=cursor or None))
+    # Backends honour `after` already; the archive does not. Filtering here covers both.
+    return [line for line in lines if line.seq > cursor.get(line.replica, 0)]
+
+
+class LogTail:
+    """New lines of one attempt on each read, for followers that poll (event streams, the CLI).
+
+    The cursor advances over every line read, kept by the filter or not, so a filter never
+    makes lines come back on the next read; `cursor` is what a reconnecting client resumes from.
+    """
+
+    def __init__(self, after: Mapping[str, int] | None = None, keep: LogFilter | None = None):
+        self.cursor: dict[str, int] = dict(after or {})
+        self.keep = keep or LogFilter()
+
+    def read(self, attempt: TaskRun) -> list[LogLine]:
+        lines = read_lines(attempt, self.cursor)
+        for line in lines:
+            self.cursor[line.replica] = max(self.cursor.get(line.replica, 0), line.seq)
+        return [line for line in lines if self.keep(line)]
+
+
+def read_metrics(attempt: TaskRun) -> list[dict[str, Any]]:
+    """CPU, memory and GPU samples as plain data: live while running, the stored ones after."""
+    if attempt.is_finished or not attempt.backend_ref:
+        return list(attempt.metrics or [])
+    return [asdict(sample) for sample in _backend(attempt).metrics(JobRef.from_dict(attempt.backend_ref))]
