@@ -15,6 +15,7 @@ class Kind(str, enum.Enum):
     NOT_FOUND = "not_found"  # it names something that does not exist
     CONFLICT = "conflict"  # it clashes with stored data: already exists, or the state does not allow it
     UNPROCESSABLE = "unprocessable"  # well-formed and consistent, yet cannot be carried out (e.g. rendered)
+    UNAVAILABLE = "unavailable"  # a system we depend on (a cluster, a backend) cannot answer now; try again
 
 
 class DomainError(Exception):

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .backends import Backend, JobRef, LogLine, MetricSample
+from .backends import Backend, BackendError, JobRef, LogLine, MetricSample
 from .backends.registry import backend_for, log_archive
+from .errors import DomainError, Kind
 from .extensions import db
 from .models import Task, TaskRun
 
@@ -39,6 +40,12 @@ def _backend(attempt: TaskRun) -> Backend:
     return backend_for(db.session.get(Task, attempt.task_id))
 
 
+def _unavailable(attempt: TaskRun, what: str, exc: BackendError) -> DomainError:
+    """A live read that the backend cannot answer (cluster unreachable, job folder gone): the
+    callers' error, named, instead of a crash inside the API or a stream."""
+    return DomainError(f"{what} of task run {attempt.id} unavailable: {exc}", kind=Kind.UNAVAILABLE)
+
+
 def read_lines(attempt: TaskRun, after: Mapping[str, int] | None = None) -> list[LogLine]:
     """Every replica's lines after the cursor (replica -> last seq seen), oldest first.
 
@@ -51,7 +58,10 @@ def read_lines(attempt: TaskRun, after: Mapping[str, int] | None = None) -> list
     if attempt.is_finished and archive.exists(ref):
         lines = archive.read(ref)
     else:
-        lines = list(_backend(attempt).logs(ref, follow=False, after=cursor or None))
+        try:
+            lines = list(_backend(attempt).logs(ref, follow=False, after=cursor or None))
+        except BackendError as exc:
+            raise _unavailable(attempt, "logs", exc) from exc
     # Backends honour `after` already; the archive does not. Filtering here covers both.
     return [line for line in lines if line.seq > cursor.get(line.replica, 0)]
 
@@ -78,4 +88,8 @@ def read_metrics(attempt: TaskRun) -> list[dict[str, Any]]:
     """CPU, memory and GPU samples as plain data: live while running, the stored ones after."""
     if attempt.is_finished or not attempt.backend_ref:
         return list(attempt.metrics or [])
-    return [asdict(sample) for sample in _backend(attempt).metrics(JobRef.from_dict(attempt.backend_ref))]
+    try:
+        samples = _backend(attempt).metrics(JobRef.from_dict(attempt.backend_ref))
+    except BackendError as exc:
+        raise _unavailable(attempt, "metrics", exc) from exc
+    return [asdict(sample) for sample in samples]

@@ -180,3 +180,19 @@ def test_task_run_logs_and_metrics_endpoints_read_through_observation(app, user,
     assert some["replicas"] == ["master-0", "worker-0"]  # every replica, for the UI's picker
     assert user.get(f"{url}/metrics").get_json()["items"][0]["cpu_cores"] == 1.5
     assert make_user().get(f"{url}/logs").status_code == 404  # another project's attempt
+
+
+def test_a_live_read_the_backend_cannot_answer_is_503_and_a_problem_event(app, user, backend, task_id):
+    attempt_id = make_attempt(app, task_id)
+    backend.gone = True  # e.g. the cluster is unreachable
+    resp = user.get(f"/api/v1/task_run/{attempt_id}/logs")
+    assert resp.status_code == 503, resp.get_json()
+    assert "unavailable" in resp.get_json()["message"] and "no job" in resp.get_json()["message"]
+
+    from myapp.api import streams
+
+    with app.test_request_context(), app.app_context():
+        events = streams.log_events(attempt_id, streams.LogFilter(), {}, 100)
+        next(events)  # the retry hint
+        problem = next(events)
+    assert problem.startswith("event: problem\n") and "no job" in problem

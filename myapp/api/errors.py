@@ -55,7 +55,7 @@ def validation_error(err: ValidationError) -> ApiError:
 
 # How each kind of domain error answers over HTTP: the one place the two meet.
 STATUS_OF_KIND: dict[Kind, int] = {Kind.INVALID: 400, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409,
-                                   Kind.UNPROCESSABLE: 422}
+                                   Kind.UNPROCESSABLE: 422, Kind.UNAVAILABLE: 503}
 
 
 def domain_error(exc: DomainError) -> ApiError:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 
 from flask import Response, stream_with_context
 
+from ..errors import DomainError
 from ..extensions import db
 from ..models import PipelineRun, TaskRun
 from ..observation import LogFilter, LogTail, line_json
@@ -105,7 +106,10 @@ def log_events(attempt_id: int, keep: LogFilter, after: dict[str, int], first_li
         if attempt is None:
             return [event("end", {"reason": "deleted"})], True
         finished, state = attempt.is_finished, attempt.state.value
-        kept = tail.read(attempt)
+        try:
+            kept = tail.read(attempt)
+        except DomainError as exc:  # e.g. the cluster is unreachable: say so, keep polling
+            return [event("problem", {"state": state, "message": exc.message})], False
         if first:
             kept = kept[-first_limit:]  # a reconnect or a huge log starts from its tail
             first = False
