@@ -22,6 +22,16 @@ frontend/dist/index.html: frontend/node_modules/.installed $(UI_SRC)
 
 ui: frontend/dist/index.html
 
+# The UI's API types, generated from the server's OpenAPI spec (tests/test_openapi_types.py checks drift).
+api-types: install frontend/node_modules/.installed
+	$(PY) -m myapp.api.openapi_dump --types
+
+# Linters: ruff and mypy on the Python (settings in pyproject.toml), ESLint on the UI; any finding fails.
+lint: install frontend/node_modules/.installed
+	$(VENV)/bin/ruff check myapp tests benchmarks
+	$(VENV)/bin/mypy
+	cd frontend && npm run --silent lint
+
 # Embedded default: SQLite + filesystem Celery transport in ./instance, local backend.
 start: install ui
 	$(VENV)/bin/myapp init
@@ -29,9 +39,9 @@ start: install ui
 
 # The whole suite: the UI's own unit tests (Vitest); then SQLite + embedded transport, including the
 # browser tests (Playwright driving /usr/bin/chromium); then PostgreSQL (127.0.0.1:5432) + Redis (127.0.0.1:6379).
-test: install ui
+test: install ui lint
 	cd frontend && npx vitest run
 	$(PYTEST) -n 2 tests
 	MYAPP_TEST_DATABASE=postgresql $(PYTEST) -n 2 tests --ignore=tests/rendering --ignore=tests/e2e
 
-.PHONY: install ui start test
+.PHONY: install ui api-types lint start test

@@ -31,6 +31,9 @@ TEST_REQUIRES = [
     "requests>=2.31,<3",
     # Drives Debian's /usr/bin/chromium (never a downloaded browser) for the UI tests and benchmarks/editor.py.
     "playwright>=1.50,<2",
+    # Linters `make lint` runs (settings in pyproject.toml).
+    "ruff==0.17.6",
+    "mypy==2.4.1",
 ]
 
 setup(

@@ -1,11 +1,8 @@
 // The one way the UI talks to the server: JSON over fetch, same-origin session cookie,
 // CSRF token on writes, errors as ApiError carrying the server's {field, reason} list.
-import type { Page } from "./types";
+import type { ErrorBody, FieldReason, Page } from "./types";
 
-export interface FieldReason {
-  field: string;
-  reason: string;
-}
+export type { FieldReason };
 
 export class ApiError extends Error {
   readonly status: number;
@@ -62,7 +59,8 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
     }
   }
   if (!response.ok) {
-    const body = (data ?? {}) as { message?: string; msg?: string; errors?: FieldReason[] };
+    // Answers from outside the API routes may say `msg` (flask-jwt-extended's default) instead of `message`.
+    const body = (data ?? {}) as Partial<ErrorBody> & { msg?: string };
     if (response.status === 401) window.dispatchEvent(new Event(UNAUTHORIZED_EVENT));
     throw new ApiError(response.status, body.message ?? body.msg ?? response.statusText, body.errors ?? []);
   }

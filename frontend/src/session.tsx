@@ -1,17 +1,12 @@
 // Who is signed in and which project they are working in; shared by every page.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { api, setCsrfToken, UNAUTHORIZED_EVENT } from "./api";
-import type { Me } from "./types";
-
-interface SessionStatus {
-  authenticated: boolean;
-  csrf_token: string;
-}
+import type { Me, MyProject, SessionStatus } from "./types";
 
 export interface Session {
   me: Me | null;
   /** The selected project (id and role), or null if the user belongs to none. */
-  project: Me["projects"][number] | null;
+  project: MyProject | null;
   setProjectId: (id: number) => void;
   login: (username: string, password: string) => Promise<void>;
   logout: () => Promise<void>;
@@ -28,10 +23,20 @@ export function useSession(): Session {
 }
 
 /** The selected project; pages under the app layout can rely on it being set. */
-export function useProject(): Me["projects"][number] {
+export function useProject(): MyProject {
   const { project } = useSession();
   if (!project) throw new Error("no project selected");
   return project;
+}
+
+/** Who is signed in (null: nobody); keeps the CSRF token for the writes that follow. */
+async function signedIn(): Promise<Me | null> {
+  const status = await api<SessionStatus>("/api/v1/session/");
+  setCsrfToken(status.csrf_token);
+  if (!status.authenticated) return null;
+  const who = await api<Me>("/api/v1/me/");
+  setCsrfToken(who.csrf_token);
+  return who;
 }
 
 export function SessionProvider({ children }: { children: (ready: boolean) => ReactNode }) {
@@ -42,20 +47,10 @@ export function SessionProvider({ children }: { children: (ready: boolean) => Re
     return Number.isInteger(stored) && stored > 0 ? stored : null;
   });
 
-  const refresh = useCallback(async () => {
-    const status = await api<SessionStatus>("/api/v1/session/");
-    setCsrfToken(status.csrf_token);
-    if (!status.authenticated) {
-      setMe(null);
-      return;
-    }
-    const who = await api<Me>("/api/v1/me/");
-    setCsrfToken(who.csrf_token);
-    setMe(who);
-  }, []);
+  const refresh = useCallback(async () => setMe(await signedIn()), []);
 
   useEffect(() => {
-    refresh().finally(() => setReady(true));
+    signedIn().then(setMe).finally(() => setReady(true));
     const expired = () => setMe(null);
     window.addEventListener(UNAUTHORIZED_EVENT, expired);
     return () => window.removeEventListener(UNAUTHORIZED_EVENT, expired);

@@ -1,248 +1,85 @@
-// Shapes of the REST API's JSON (myapp/api/*.py present()).
+// The API's JSON shapes, by name: aliases over the types generated from the server's OpenAPI spec
+// (src/api/schema.ts, `make api-types`; docs/ui.md). Nothing here is written by hand: to change a
+// shape, change the server (myapp/api/responses.py, the models, the request schemas) and regenerate.
+import type { components } from "./api/schema";
 
-export interface Page<T> {
-  count: number;
-  page: number;
-  page_size: number;
-  items: T[];
-}
+type Schemas = components["schemas"];
 
-export type ProjectRole = "viewer" | "developer" | "owner";
+// ---- every endpoint ----------------------------------------------------------------------------------
+/** One page of a list endpoint (/api/v1/<resource>/): {count, page, page_size, items}. */
+export type Page<T> = Schemas["PageMeta"] & { items: T[] };
+/** Every error answer: a message, and the fields to blame when there are any. */
+export type ErrorBody = Schemas["Error"];
+export type FieldReason = Schemas["FieldReason"];
+export type Message = Schemas["Message"];
 
-export interface Me {
-  id: number;
-  username: string;
-  first_name: string;
-  last_name: string;
-  is_admin: boolean;
-  projects: { id: number; name: string; role: ProjectRole }[];
-  csrf_token: string;
-}
+// ---- sign-in and who is signed in -------------------------------------------------------------------
+export type SessionStatus = Schemas["Session"];
+export type Me = Schemas["Me"];
+export type MyProject = Schemas["MyProject"];
+export type ProjectRole = MyProject["role"];
 
-export interface Resources {
-  cpu?: string;
-  memory?: string;
-  gpu?: number;
-}
+// ---- catalog -------------------------------------------------------------------------------------------
+export type Resources = Schemas["Resources"];
+export type ArgProperty = Schemas["ArgProperty"];
+export type ArgsSchema = Schemas["ArgsSchema"];
+export type JobTemplate = Schemas["JobTemplateOut"];
+export type Image = Schemas["ImageOut"];
 
-export interface ArgProperty {
-  type: "string" | "integer" | "number" | "boolean" | "array";
-  description?: string;
-  title?: string;
-  default?: unknown;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  pattern?: string;
-  minLength?: number;
-  maxLength?: number;
-  items?: Omit<ArgProperty, "items">;
-  minItems?: number;
-  maxItems?: number;
-  "x-flag"?: string;
-}
-
-export interface ArgsSchema {
-  properties?: Record<string, ArgProperty>;
-  required?: string[];
-}
-
-export interface JobTemplate {
-  id: number;
-  name: string;
-  version: string;
-  description: string;
-  category: string;
-  kind: string;
-  image: string;
-  command: string[];
-  args_schema: ArgsSchema;
-  default_resources: Resources;
-  max_resources: Resources;
-  env: Record<string, string>;
-  builtin: boolean;
-}
-
-export type ConcurrencyPolicy = "wait" | "skip" | "cancel";
-export type TriggerRule = "all_success" | "all_done" | "one_failed";
-
-export interface Pipeline {
-  id: number;
-  project_id: number;
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  schedule: string | null;
-  paused: boolean;
-  max_active_runs: number;
-  concurrency_policy: ConcurrencyPolicy;
-  depends_on_past: boolean;
-  webhook_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Task {
-  id: number;
-  project_id: number;
-  pipeline_id: number;
-  name: string;
-  template_id: number;
-  args: Record<string, unknown>;
-  resources: Resources;
-  resource_group_id: number | null;
-  retries: number;
-  retry_delay: number;
-  timeout: number | null;
-  trigger_rule: TriggerRule;
-  position: { x?: number; y?: number };
-}
-
-export interface Edge {
-  id: number;
-  project_id: number;
-  pipeline_id: number;
-  upstream_task_id: number;
-  downstream_task_id: number;
-}
-
-export type RunState = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+// ---- pipelines and runs --------------------------------------------------------------------------------
+export type Pipeline = Schemas["PipelineOut"];
+export type ConcurrencyPolicy = Pipeline["concurrency_policy"];
+export type Task = Schemas["TaskOut"];
+export type TriggerRule = Task["trigger_rule"];
+export type Edge = Schemas["EdgeOut"];
+/** GET/PUT /pipeline/{id}/graph; after a PUT each task also carries the key it was saved under. */
+export type PipelineGraph = Schemas["PipelineGraph"];
+/** The body of PUT /pipeline/{id}/graph, and one task of it. */
+export type GraphPayload = Schemas["Graph"];
+export type GraphTaskPayload = Schemas["GraphTask"];
+export type PipelineExport = Schemas["PipelineExport"];
+export type PipelineRun = Schemas["PipelineRunOut"];
+export type RunState = PipelineRun["state"];
+export type TaskRun = Schemas["TaskRunOut"];
 // queued: waiting for upstream; pending: submitted, not running yet; waiting: for resources.
-export type TaskState = "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled"
-  | "skipped" | "upstream_failed";
-export const TERMINAL_TASK_STATES: TaskState[] = ["succeeded", "failed", "cancelled", "skipped", "upstream_failed"];
-export const TERMINAL_RUN_STATES: RunState[] = ["succeeded", "failed", "cancelled"];
+export type TaskState = TaskRun["state"];
+export type RunId = Schemas["RunId"];
+export type LogLine = Schemas["LogLine"];
+export type TaskLogs = Schemas["TaskLogs"];
+export type MetricSample = Schemas["MetricSample"];
+export type TaskMetrics = Schemas["TaskMetrics"];
+/** Data of a `run` event from /pipeline_run/{id}/events: the run and its task runs (no manifests). */
+export type RunSnapshot = Schemas["RunSnapshot"];
+export type AttemptSummary = Schemas["AttemptSummary"];
+/** Data of a `lines` event from /task_run/{id}/log_stream. */
+export type LogBatch = Schemas["LogBatch"];
+/** Data of a `problem` event from /task_run/{id}/log_stream: the backend could not be read (it keeps trying). */
+export type StreamProblem = Schemas["StreamProblem"];
+/** Data of the `end` event of both streams. */
+export type StreamEnd = Schemas["StreamEnd"];
 
-export interface PipelineRun {
-  id: number;
-  project_id: number;
-  pipeline_id: number;
-  run_key: string;
-  state: RunState;
-  reason: string | null;
-  trigger: string;
-  logical_date: string | null;
-  params: Record<string, unknown>;
-  rerun_of_id: number | null;
-  only_task_id: number | null;
-  created_by_id: number | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
+// The states after which nothing changes (myapp/models/states.py); checked against the generated unions.
+export const TERMINAL_TASK_STATES: readonly TaskState[] = ["succeeded", "failed", "cancelled", "skipped", "upstream_failed"];
+export const TERMINAL_RUN_STATES: readonly RunState[] = ["succeeded", "failed", "cancelled"];
 
-export interface TaskRun {
-  id: number;
-  project_id: number;
-  pipeline_run_id: number;
-  task_id: number;
-  attempt: number;
-  state: TaskState;
-  reason: string | null;
-  backend: string | null;
-  manifests: Record<string, unknown>[];
-  exit_code: number | null;
-  created_at: string;
-  submitted_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
+// ---- request bodies (the API's marshmallow schemas); a PUT takes any part of its POST body ----------------
+export type PipelineBody = Schemas["Pipeline"];
+export type CloneBody = Schemas["Clone"];
+export type PipelineYamlBody = Schemas["PipelineYaml"];
+export type PipelineRunBody = Schemas["PipelineRun"];
+export type ClusterBody = Schemas["Cluster"];
+export type ResourceGroupBody = Schemas["ResourceGroup"];
+export type QuotaBody = Schemas["Quota"];
 
-export interface LogLine {
-  replica: string;
-  seq: number;
-  line: string;
-  timestamp: number;
-}
-
-export interface MetricSample {
-  timestamp: number;
-  replica: string;
-  cpu_cores: number | null;
-  memory_bytes: number | null;
-  gpu_utilization: number | null;
-  gpu_memory_bytes: number | null;
-}
-
-// Admin and catalog resources (myapp/api/admin.py, projects.py, catalog.py).
-
-export interface Project {
-  id: number;
-  name: string;
-  description: string;
-  namespace: string;
-  service_account: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Image {
-  id: number;
-  repository: string;
-  tag: string;
-  pull_secret: string | null;
-  description: string;
-}
-
-export type ClusterKind = "local" | "kubernetes";
-
-export interface Cluster {
-  id: number;
-  name: string;
-  kind: ClusterKind;
-  kube_context: string | null;
-  in_cluster: boolean;
-  prometheus_url: string | null;
-  enabled: boolean;
-}
-
-export interface Toleration {
-  key?: string;
-  operator?: "Exists" | "Equal";
-  value?: string;
-  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
-  tolerationSeconds?: number;
-}
-
+// ---- admin: projects, clusters, capacity ---------------------------------------------------------------
+export type Project = Schemas["ProjectOut"];
+export type Cluster = Schemas["ClusterOut"];
+export type ClusterKind = Cluster["kind"];
+export type Toleration = Schemas["Toleration"];
 /** cpu and memory as Kubernetes quantity strings, also given in canonical units. */
-export interface Capacity {
-  cpu: string;
-  memory: string;
-  gpus: number;
-  cpu_millicores: number;
-  memory_bytes: number;
-}
-
-export interface ResourceGroup extends Capacity {
-  id: number;
-  name: string;
-  cluster_id: number;
-  node_selector: Record<string, string>;
-  tolerations: Toleration[];
-  gpu_type: string | null;
-  queue: string | null;
-  gang_scheduling: boolean;
-}
-
-export interface Quota extends Capacity {
-  id: number;
-  project_id: number;
-  resource_group_id: number;
-}
-
+export type ResourceGroup = Schemas["ResourceGroupOut"];
+export type Quota = Schemas["QuotaOut"];
 /** Canonical amounts in the usage report (GET /api/v1/quota/usage). */
-export interface Amount {
-  cpu_millicores: number;
-  memory_bytes: number;
-  gpus: number;
-}
-
-export interface GroupUsage {
-  resource_group_id: number | null;
-  name: string;
-  cluster_id: number | null;
-  gpu_type: string | null;
-  capacity: Amount | null;
-  used: Amount;
-  projects: { project_id: number; project: string; quota: Amount | null; used: Amount }[];
-}
+export type Amount = Schemas["Amount"];
+export type GroupUsage = Schemas["GroupUsage"];
+export type UsageReport = Schemas["UsageReport"];

@@ -21,6 +21,8 @@ from marshmallow import Schema
 from ..extensions import db
 from ..models import Project, ProjectRole
 from .errors import FieldError, NotFound
+from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
+from .responses import ref as schema_ref
 from .routing import json_body, route
 from .scope import check_project, visible_project_ids
 
@@ -92,6 +94,8 @@ class ResourceApi(BaseApi):
     orders: ClassVar[tuple[str, ...]] = ("id",)
     immutable: ClassVar[tuple[str, ...]] = ()
     columns: ClassVar[tuple[str, ...] | None] = None
+    # JSON schemas of the keys present() adds to the columns, or shapes it more precisely (OpenAPI).
+    output_fields: ClassVar[dict[str, dict[str, Any]]] = {}
     write_role: ClassVar[ProjectRole] = ProjectRole.DEVELOPER
 
     # ---- presentation -------------------------------------------------------------
@@ -212,7 +216,8 @@ class ResourceApi(BaseApi):
             ordering.append(self.model.id.desc())  # stable pages
         return page, page_size, ordering
 
-    @route("/", summary="List, newest first; filter with ?field=value, page with ?page=&page_size=")
+    @route("/", summary="List, newest first; filter with ?field=value, page with ?page=&page_size=",
+           response="page")
     def get_list(self):
         page, page_size, ordering = self._page_args()
         query = self.scoped_select()
@@ -230,11 +235,12 @@ class ResourceApi(BaseApi):
         rows = db.session.scalars(query.order_by(*ordering).limit(page_size).offset(page * page_size)).all()
         return jsonify(count=count, page=page, page_size=page_size, items=[self.present(r) for r in rows])
 
-    @route("/<int:pk>", summary="Get one by id")
+    @route("/<int:pk>", summary="Get one by id", response="model")
     def get(self, pk: int):
         return jsonify(self.present(self.load(pk)))
 
-    @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create")
+    @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create",
+           response="model")
     def post(self):
         data = self.schema().load(json_body())
         project_id = self.resolve_parent(data)
@@ -250,7 +256,7 @@ class ResourceApi(BaseApi):
         return jsonify(self.present(obj)), 201
 
     @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
-           summary="Update the fields given")
+           summary="Update the fields given", response="model")
     def put(self, pk: int):
         obj = self.load(pk, self.write_role)
         data = self.schema(partial=True).load(json_body())
@@ -266,7 +272,7 @@ class ResourceApi(BaseApi):
         db.session.flush()
         return jsonify(self.present(obj))
 
-    @route("/<int:pk>", methods=("DELETE",), permission="write", summary="Delete")
+    @route("/<int:pk>", methods=("DELETE",), permission="write", summary="Delete", response=MESSAGE)
     def delete(self, pk: int):
         obj = self.load(pk, self.write_role)
         self.before_delete(obj)
@@ -276,6 +282,8 @@ class ResourceApi(BaseApi):
 
     # ---- OpenAPI ------------------------------------------------------------------------------
     def add_api_spec(self, api_spec: Any) -> None:
+        add_components(api_spec)
+        routes = []
         for attr_name in dir(self):
             attr = getattr(self, attr_name)
             spec = getattr(attr, "_spec", None)
@@ -283,6 +291,12 @@ class ResourceApi(BaseApi):
                 continue
             if self.include_route_methods is not None and attr_name not in self.include_route_methods:
                 continue
+            routes.append((attr, spec))
+        answers_objects = any(spec.get("response") in ("model", "page") for _, spec in routes)
+        if answers_objects and output_name(self.model) not in api_spec.components.schemas:
+            api_spec.components.schema(output_name(self.model), component=model_schema(
+                self.model, self.columns, self.output_fields, self.schema, api_spec))
+        for attr, spec in routes:
             body = self.schema if spec["body"] in ("schema", "schema-partial") else spec["body"]
             body_name = None
             if body is not None:
@@ -292,27 +306,38 @@ class ResourceApi(BaseApi):
             for url, methods in attr._urls:
                 path = self.path_helper(path=url)
                 for method in methods:
-                    api_spec.path(path=path, operations={method.lower(): self._operation(path, spec, body_name)})
+                    operation = self._operation(path, spec, body_name, self._response_schema(spec, api_spec))
+                    api_spec.path(path=path, operations={method.lower(): operation})
 
-    def _operation(self, path: str, spec: dict[str, Any], body_name: str | None) -> dict[str, Any]:
+    def _response_schema(self, spec: dict[str, Any], api_spec: Any) -> dict[str, Any] | None:
+        response = spec.get("response")
+        if response is None or isinstance(response, dict):
+            return response
+        if response in ("model", "page"):
+            item = schema_ref(output_name(self.model))
+            return item if response == "model" else page_of(item)
+        name = response.__name__.removesuffix("Schema")  # a marshmallow schema, like request bodies
+        if name not in api_spec.components.schemas:
+            api_spec.components.schema(name, schema=response)
+        return schema_ref(name)
+
+    def _operation(self, path: str, spec: dict[str, Any], body_name: str | None,
+                   response: dict[str, Any] | None = None) -> dict[str, Any]:
         params = [
             {"in": "path", "name": name, "required": True, "schema": {"type": "integer"}}
             for name in re.findall(r"{(\w+)}", path)
         ]
         params += [{"in": "query", "name": n, "schema": {"type": "string"}, "description": d}
                    for n, d in spec["query"].items()]
+        ok: dict[str, Any] = {"description": "OK"}
+        if response is not None:
+            ok["content"] = {spec.get("media_type", "application/json"): {"schema": response}}
         operation: dict[str, Any] = {
             "summary": spec["summary"].strip().splitlines()[0],
             "tags": [self.__class__.__name__.removesuffix("Api")],
             "parameters": params,
             "security": [{"jwt": []}],
-            "responses": {
-                str(spec["status"]): {"description": "OK"},
-                "400": {"description": "Invalid input: {message, errors: [{field, reason}]}"},
-                "401": {"description": "Not authenticated"},
-                "403": {"description": "Role does not allow this"},
-                "404": {"description": "Not found, or not in your projects"},
-            },
+            "responses": {str(spec["status"]): ok, **error_responses()},
             "x-permission": f"can_{spec['permission']}",
             "x-scope": self.scope,
             "x-resource": self.resource_name,

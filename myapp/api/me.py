@@ -8,6 +8,7 @@ from flask_wtf.csrf import generate_csrf
 from ..extensions import db
 from ..models import Project
 from .base import ResourceApi
+from .responses import ME
 from .routing import route
 from .scope import current_user, is_admin, memberships
 
@@ -19,7 +20,7 @@ class MeApi(ResourceApi):
     label = "user"
     include_route_methods = {"me"}
 
-    @route("/", summary="The signed-in user, their projects and roles, and a CSRF token")
+    @route("/", summary="The signed-in user, their projects and roles, and a CSRF token", response=ME)
     def me(self):
         user = current_user()
         roles = memberships()

@@ -181,7 +181,8 @@ def model_schema(model: type, columns: Iterable[str] | None = None, extra: Mappi
 
     request and spec: the API's request schema; a JSON column with a field of the same name there
     takes that field's schema (a Nested field becomes a $ref to its component)."""
-    attrs = {a.key: a for a in sa.inspect(model).column_attrs}
+    mapper: Any = sa.inspect(model)
+    attrs: dict[str, Any] = {a.key: a for a in mapper.column_attrs}
     names = list(columns) if columns is not None else list(attrs)
     fields = request._declared_fields if request is not None else {}
     converter = _converter(spec) if spec is not None else None
@@ -296,11 +297,14 @@ _ATTEMPT_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "
                    "created_at", "submitted_at", "started_at", "finished_at")
 RUN_SNAPSHOT = component("RunSnapshot", obj({
     # reconciled_at changes on every controller pass; the stream leaves it out.
-    "run": model_schema(PipelineRun, [c for c in sa.inspect(PipelineRun).column_attrs.keys() if c != "reconciled_at"]),
+    "run": model_schema(PipelineRun, [a.key for a in sa.inspect(PipelineRun).column_attrs if a.key != "reconciled_at"]),
     "task_runs": array(component("AttemptSummary", model_schema(TaskRun, _ATTEMPT_FIELDS))),
 }))
 LOG_BATCH = component("LogBatch", obj({"state": enum_of(TaskState), "items": array(LOG_LINE)}))
 STREAM_END = component("StreamEnd", obj({"reason": enum_of(["finished", "deleted"]), "state": enum_of(TaskState)},
                                         optional=("reason", "state")))
 RUN_EVENTS = {"oneOf": [RUN_SNAPSHOT, STREAM_END], "description": "`run` events: RunSnapshot; `end`: StreamEnd"}
-LOG_EVENTS = {"oneOf": [LOG_BATCH, STREAM_END], "description": "`lines` events: LogBatch; `end`: StreamEnd"}
+# A live read the backend could not answer (e.g. the cluster is unreachable); the stream keeps polling.
+STREAM_PROBLEM = component("StreamProblem", obj({"state": enum_of(TaskState), "message": STRING}))
+LOG_EVENTS = {"oneOf": [LOG_BATCH, STREAM_PROBLEM, STREAM_END],
+              "description": "`lines` events: LogBatch; `problem`: StreamProblem; `end`: StreamEnd"}

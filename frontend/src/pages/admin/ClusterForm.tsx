@@ -1,7 +1,7 @@
 // Create or edit a cluster; its kind is fixed once created (the server refuses a change).
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
-import type { Cluster, ClusterKind } from "../../types";
+import type { Cluster, ClusterBody, ClusterKind } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "../pipelines/logic";
@@ -33,7 +33,7 @@ export function ClusterForm({ item, onClose, onSaved }: FormProps<Cluster>) {
       in_cluster: kubernetes && inCluster,
       prometheus_url: orNull(prometheusUrl),
       enabled,
-    };
+    } satisfies Partial<ClusterBody>;
     void run(async () => {
       await api(item ? `/api/v1/cluster/${item.id}` : "/api/v1/cluster/", { method: item ? "PUT" : "POST", body });
       onSaved();

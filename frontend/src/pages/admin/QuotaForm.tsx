@@ -1,7 +1,7 @@
 // Create or edit a quota: what one project may use of one resource group; the pair is fixed once created.
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
-import type { Project, Quota, ResourceGroup } from "../../types";
+import type { Project, Quota, QuotaBody, ResourceGroup } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { gpuProblem, quantityProblem } from "./quantity";
@@ -37,11 +37,11 @@ export function QuotaForm({ item, onClose, onSaved, projects, groups }: Props) {
     event.preventDefault();
     setChecked(true);
     if (Object.values(problems).some(Boolean)) return;
-    const amounts = { cpu: cpu.trim(), memory: memory.trim(), gpus: Number(gpus) };
+    const amounts = { cpu: cpu.trim(), memory: memory.trim(), gpus: Number(gpus) } satisfies Partial<QuotaBody>;
     void run(async () => {
       if (item) await api(`/api/v1/quota/${item.id}`, { method: "PUT", body: amounts });
       else await api("/api/v1/quota/", {
-        method: "POST", body: { project_id: Number(projectId), resource_group_id: Number(groupId), ...amounts },
+        method: "POST", body: { project_id: Number(projectId), resource_group_id: Number(groupId), ...amounts } satisfies QuotaBody,
       });
       onSaved();
     });

@@ -1,7 +1,7 @@
 // Create or edit a resource group: capacity as Kubernetes quantities, placement on nodes, Volcano queue.
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
-import type { Cluster, ResourceGroup } from "../../types";
+import type { Cluster, ResourceGroup, ResourceGroupBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "../pipelines/logic";
@@ -45,7 +45,7 @@ export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProp
     const body = {
       name, cluster_id: Number(clusterId), cpu: cpu.trim(), memory: memory.trim(), gpus: Number(gpus),
       gpu_type: orNull(gpuType), node_selector: selector.map, queue: orNull(queue), gang_scheduling: gang,
-    };
+    } satisfies ResourceGroupBody;
     void run(async () => {
       await api(item ? `/api/v1/resource_group/${item.id}` : "/api/v1/resource_group/",
         { method: item ? "PUT" : "POST", body });

@@ -1,31 +1,28 @@
 // Capacity against use per resource group, and each project's quota against its use; refreshed every 10 s.
-import { useEffect, useState } from "react";
+import { useEffect } from "react";
 import { api, listAll } from "../../api";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
-import type { Cluster, GroupUsage } from "../../types";
+import type { Cluster, UsageReport } from "../../types";
 import { Meter } from "./Meter";
 import { readings } from "./usage";
 
 const REFRESH_MS = 10_000;
 
 export function UsageTab() {
-  const usage = useAsync(() => api<{ items: GroupUsage[] }>("/api/v1/quota/usage"), []);
+  const usage = useAsync(async () => ({ report: await api<UsageReport>("/api/v1/quota/usage"), at: new Date() }), []);
   const clusters = useAsync(() => listAll<Cluster>("cluster"), []);
-  const [updatedAt, setUpdatedAt] = useState<Date | null>(null);
   const { reload } = usage;
 
   useEffect(() => {
     const timer = window.setInterval(reload, REFRESH_MS);
     return () => window.clearInterval(timer);
   }, [reload]);
-  useEffect(() => {
-    if (usage.data) setUpdatedAt(new Date());
-  }, [usage.data]);
 
   const clusterName = (id: number | null) =>
     id === null ? null : clusters.data?.find((c) => c.id === id)?.name ?? `cluster #${id}`;
-  const groups = usage.data?.items;
+  const groups = usage.data?.report.items;
+  const updatedAt = usage.data?.at;
 
   return (
     <div className="usage-tab">

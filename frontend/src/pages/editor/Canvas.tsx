@@ -52,8 +52,7 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
   const { onSelectionChange, onMove, onConnect, onDelete, onDropTemplate } = props;
   const { screenToFlowPosition } = useReactFlow();
   // Sizes React Flow measured (it needs them back on every node object) and positions mid-drag.
-  const sizes = useRef(new Map<string, Size>());
-  const [sizesVersion, setSizesVersion] = useState(0);
+  const [sizes, setSizes] = useState<ReadonlyMap<string, Size>>(new Map());
   const [dragging, setDragging] = useState<ReadonlyMap<string, Point>>(new Map());
   const nodeCache = useRef(new Map<string, TaskNodeType>());
   const edgeCache = useRef(new Map<string, FlowEdge>());
@@ -67,7 +66,7 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
       const invalid = invalidKeys.has(t.key);
       const template = templates.get(t.templateId);
       const templateName = template ? template.name : `template #${t.templateId}`;
-      const measured = sizes.current.get(t.key);
+      const measured = sizes.get(t.key);
       const old = cache.get(t.key);
       const node = old && old.position.x === position.x && old.position.y === position.y && old.selected === selected
         && old.measured === measured && old.data.name === t.name && old.data.templateName === templateName
@@ -79,8 +78,7 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
     });
     nodeCache.current = next;
     return list;
-    // sizesVersion: `sizes` is a ref; the version says it changed.
-  }, [tasks, dragging, selection.nodes, invalidKeys, templates, sizesVersion]);
+  }, [tasks, dragging, selection.nodes, invalidKeys, templates, sizes]);
 
   const flowEdges = useMemo(() => {
     const cache = edgeCache.current;
@@ -98,21 +96,20 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
   }, [edges, selection.edges]);
 
   const onNodesChange = useCallback((changes: NodeChange<TaskNodeType>[]) => {
-    let resized = false;
+    const resized = new Map<string, Size>();
     const live = new Map<string, Point>();
     const done = new Map<string, Point>();
     const selects: { id: string; selected: boolean }[] = [];
     for (const change of changes) {
       if (change.type === "dimensions" && change.dimensions) {
-        sizes.current.set(change.id, change.dimensions);
-        resized = true;
+        resized.set(change.id, change.dimensions);
       } else if (change.type === "position" && change.position) {
         (change.dragging ? live : done).set(change.id, change.position);
       } else if (change.type === "select") {
         selects.push({ id: change.id, selected: change.selected });
       }
     }
-    if (resized) setSizesVersion((v) => v + 1);
+    if (resized.size) setSizes((old) => new Map([...old, ...resized]));
     if (live.size) setDragging((old) => new Map([...old, ...live]));
     if (done.size) {
       onMove(done);

@@ -5,8 +5,9 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "r
 import { useReactFlow } from "@xyflow/react";
 import { api, ApiError, describeError } from "../../api";
 import { NODE_HEIGHT, NODE_WIDTH } from "../../lib/layout";
+import { useLatest } from "../../lib/useLatest";
 import { Link, navigate } from "../../router";
-import type { Edge, JobTemplate, Pipeline, PipelineRun, ResourceGroup, Task } from "../../types";
+import type { JobTemplate, PipelineGraph, PipelineRun, PipelineRunBody, ResourceGroup } from "../../types";
 import { Canvas, type Selection } from "./Canvas";
 import { Dependencies } from "./Dependencies";
 import { editorReducer, initialState, isDirty } from "./editorState";
@@ -22,14 +23,8 @@ import { duplicateNames, validateTask, type FieldErrors } from "./validation";
 import { useLeaveGuard } from "./useLeaveGuard";
 import { YamlDialog } from "./YamlDialog";
 
-export interface GraphResponse {
-  pipeline: Pipeline;
-  tasks: (Task & { key?: string })[];
-  edges: Edge[];
-}
-
 interface EditorProps {
-  graph: GraphResponse;
+  graph: PipelineGraph;
   templates: JobTemplate[];
   resourceGroups: ResourceGroup[];
   readOnly: boolean;
@@ -50,21 +45,27 @@ function only(key: string): Selection {
   return { nodes: new Set([key]), edges: new Set() };
 }
 
+// validateTask's answers by task object (draft tasks are immutable: an edit makes a new object), so a
+// change re-validates only the tasks it touched; entries go with their tasks.
+const checked = new WeakMap<DraftTask, { template?: JobTemplate; duplicate: boolean; errors: FieldErrors }>();
+
+function taskErrors(task: DraftTask, template: JobTemplate | undefined, duplicate: boolean): FieldErrors {
+  let entry = checked.get(task);
+  if (!entry || entry.template !== template || entry.duplicate !== duplicate) {
+    entry = { template, duplicate, errors: validateTask(task, template, duplicate) };
+    checked.set(task, entry);
+  }
+  return entry.errors;
+}
+
 /** Client-side errors per task, recomputed only for tasks that changed. */
 function useTaskErrors(draft: Draft, templates: Map<number, JobTemplate>): Map<string, FieldErrors> {
-  const cache = useRef(new WeakMap<DraftTask, { template?: JobTemplate; duplicate: boolean; errors: FieldErrors }>());
   return useMemo(() => {
     const duplicates = duplicateNames(draft.tasks);
     const result = new Map<string, FieldErrors>();
     for (const task of draft.tasks) {
-      const template = templates.get(task.templateId);
-      const duplicate = duplicates.has(task.name);
-      let entry = cache.current.get(task);
-      if (!entry || entry.template !== template || entry.duplicate !== duplicate) {
-        entry = { template, duplicate, errors: validateTask(task, template, duplicate) };
-        cache.current.set(task, entry);
-      }
-      if (Object.keys(entry.errors).length) result.set(task.key, entry.errors);
+      const errors = taskErrors(task, templates.get(task.templateId), duplicates.has(task.name));
+      if (Object.keys(errors).length) result.set(task.key, errors);
     }
     return result;
   }, [draft.tasks, templates]);
@@ -83,8 +84,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
 
   const draft = state.history.present;
   const dirty = isDirty(state);
-  const latest = useRef(draft);
-  latest.current = draft;
+  const draftRef = useLatest(draft);
   useLeaveGuard(dirty && !readOnly);
 
   const templatesById = useMemo(() => new Map(templates.map((t) => [t.id, t])), [templates]);
@@ -108,11 +108,11 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
 
   const placeNew = useCallback((template: JobTemplate, position: Point) => {
     if (readOnly) return;
-    const key = `n${latest.current.seq}`;
+    const key = `n${draftRef.current.seq}`;
     dispatch({ type: "change", change: (d) => addTask(d, template, position).draft });
     setSelection(only(key));
     setNotice(null);
-  }, [readOnly]);
+  }, [readOnly, draftRef]);
 
   const onAdd = useCallback((template: JobTemplate) => {
     const box = canvasBox.current?.getBoundingClientRect();
@@ -120,8 +120,8 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
       ? screenToFlowPosition({ x: box.left + box.width / 2, y: box.top + box.height / 2 })
       : { x: 0, y: 0 };
     const near = { x: centre.x - NODE_WIDTH / 2, y: centre.y - NODE_HEIGHT / 2 };
-    placeNew(template, findFreeSpot(latest.current.tasks, near));
-  }, [placeNew, screenToFlowPosition]);
+    placeNew(template, findFreeSpot(draftRef.current.tasks, near));
+  }, [placeNew, screenToFlowPosition, draftRef]);
 
   const onDropTemplate = useCallback((templateId: number, position: Point) => {
     const template = templatesById.get(templateId);
@@ -133,14 +133,14 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
   }, []);
 
   const onConnect = useCallback((upstream: string, downstream: string) => {
-    const result = connect(latest.current, upstream, downstream);
+    const result = connect(draftRef.current, upstream, downstream);
     if (result.error) {
       setNotice(result.error);
       return;
     }
     setNotice(null);
     dispatch({ type: "change", change: (d) => connect(d, upstream, downstream).draft ?? d });
-  }, []);
+  }, [draftRef]);
 
   const onDelete = useCallback((taskKeys: string[], edgeIds: string[]) => {
     dispatch({ type: "change", change: (d) => removeElements(d, taskKeys, edgeIds) });
@@ -170,7 +170,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
   // --- save and run ---
 
   const save = async (): Promise<boolean> => {
-    const request = latest.current;
+    const request = draftRef.current;
     const broken = request.tasks.filter((t) => clientErrors.has(t.key));
     if (broken.length) {
       setProblem({
@@ -183,7 +183,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     setBusy("saving");
     setProblem(null);
     try {
-      const saved = await api<GraphResponse>(`/api/v1/pipeline/${pipeline.id}/graph`, {
+      const saved = await api<PipelineGraph>(`/api/v1/pipeline/${pipeline.id}/graph`, {
         method: "PUT", body: buildGraphPayload(request, templatesById),
       });
       const ids = new Map(saved.tasks.flatMap((t) => (t.key ? [[t.key, t.id] as const] : [])));
@@ -214,7 +214,9 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     setBusy("starting");
     setProblem(null);
     try {
-      const started = await api<PipelineRun>("/api/v1/pipeline_run/", { method: "POST", body: { pipeline_id: pipeline.id } });
+      const started = await api<PipelineRun>("/api/v1/pipeline_run/", {
+        method: "POST", body: { pipeline_id: pipeline.id } satisfies PipelineRunBody,
+      });
       navigate(`/runs/${started.id}`);
     } catch (err) {
       setProblem({ message: `Run not started: ${describeError(err)}`, details: [] });
@@ -223,8 +225,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
   };
 
   // Keyboard: undo/redo/save anywhere in the editor, form fields included (their edits are in the history).
-  const saveRef = useRef(save);
-  saveRef.current = save;
+  const saveRef = useLatest(save);
   useEffect(() => {
     if (readOnly) return;
     const onKey = (event: KeyboardEvent) => {
@@ -240,7 +241,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [readOnly]);
+  }, [readOnly, saveRef]);
 
   const status = busy === "saving" ? "Saving…" : busy === "starting" ? "Starting run…"
     : dirty ? "Unsaved changes" : "Saved";

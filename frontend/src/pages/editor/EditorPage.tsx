@@ -7,8 +7,8 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";
 import { useProject, useSession } from "../../session";
-import type { JobTemplate, ResourceGroup } from "../../types";
-import { Editor, type GraphResponse } from "./Editor";
+import type { JobTemplate, PipelineGraph, ResourceGroup } from "../../types";
+import { Editor } from "./Editor";
 import "./editor.css";
 
 export default function EditorPage({ pipelineId }: { pipelineId: number }) {
@@ -17,7 +17,7 @@ export default function EditorPage({ pipelineId }: { pipelineId: number }) {
   const loads = useRef(0);
   const { data, error, reload } = useAsync(async () => {
     const [graph, templates, resourceGroups] = await Promise.all([
-      api<GraphResponse>(`/api/v1/pipeline/${pipelineId}/graph`),
+      api<PipelineGraph>(`/api/v1/pipeline/${pipelineId}/graph`),
       listAll<JobTemplate>("job_template"),
       // Optional: without access to the groups the task simply keeps the project default.
       listAll<ResourceGroup>("resource_group").catch(() => [] as ResourceGroup[]),

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { ErrorBanner } from "../../components/ui";
-import type { ConcurrencyPolicy, Pipeline } from "../../types";
+import type { ConcurrencyPolicy, Pipeline, PipelineBody } from "../../types";
 import { Dialog } from "../../components/Dialog";
 import { Field } from "../../components/Field";
 import { checkInt } from "./validation";
@@ -81,7 +81,7 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
           parameters: Object.fromEntries(params.map((row) => [
             row.key, "original" in row && paramText(row.original) === row.text ? row.original : row.text,
           ])),
-        },
+        } satisfies Partial<PipelineBody>,
       });
       onSaved(saved);
       onClose();

@@ -125,8 +125,9 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
             <span>{name} = {task.args[name]}</span>
             <div className="field-error">{errors[`args.${name}`] ?? "unknown argument"}</div>
             <button type="button" onClick={() => edit(`args.${name}`, (t) => {
-              const { [name]: _removed, ...rest } = t.args;
-              return { ...t, args: rest };
+              const args = { ...t.args };
+              delete args[name];
+              return { ...t, args };
             })}>Remove {name}</button>
           </div>
         ))}

@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState } from "react";
 import { api, ApiError } from "../../api";
 import { ErrorBanner, Loading } from "../../components/ui";
-import type { Pipeline } from "../../types";
+import type { Pipeline, PipelineExport, PipelineYamlBody } from "../../types";
 import { Dialog } from "../../components/Dialog";
 
 interface YamlDialogProps {
@@ -27,7 +27,7 @@ export function YamlDialog({ pipelineId, pipelineName, readOnly, dirty, onImport
 
   useEffect(() => {
     let live = true;
-    api<{ yaml: string }>(`/api/v1/pipeline/${pipelineId}/export`).then(
+    api<PipelineExport>(`/api/v1/pipeline/${pipelineId}/export`).then(
       (r) => { if (live) { setExported(r.yaml); setText(r.yaml); } },
       (err: unknown) => { if (live) setError(err); },
     );
@@ -53,7 +53,7 @@ export function YamlDialog({ pipelineId, pipelineName, readOnly, dirty, onImport
     setBusy(true);
     setError(null);
     try {
-      onImported(await api<Pipeline>("/api/v1/pipeline/import", { method: "POST", body: { yaml: text } }));
+      onImported(await api<Pipeline>("/api/v1/pipeline/import", { method: "POST", body: { yaml: text } satisfies PipelineYamlBody }));
     } catch (err) {
       setError(err);
     } finally {

@@ -31,7 +31,8 @@ export function isDirty(state: EditorState): boolean {
 
 function withoutError(errors: ServerErrors, key: string, name: string): ServerErrors {
   if (!errors[key]?.[name]) return errors;
-  const { [name]: _gone, ...rest } = errors[key];
+  const rest = { ...errors[key] };
+  delete rest[name];
   return { ...errors, [key]: rest };
 }
 

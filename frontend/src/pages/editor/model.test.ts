@@ -4,7 +4,7 @@ import {
   addTask, argText, autoLayout, connect, draftFromServer, EMPTY_DRAFT, findFreeSpot, moveTasks, removeElements, setArg,
   toLabel, uniqueName, updateTask, type Draft,
 } from "./model";
-import { template } from "./testing";
+import { STAMP, template } from "./testing";
 
 const ddp = template(3, "pytorch-ddp");
 
@@ -118,7 +118,7 @@ describe("from the server", () => {
   const task = (id: number, position: Task["position"]): Task => ({
     id, project_id: 1, pipeline_id: 1, name: `t${id}`, template_id: 3, args: { epochs: 5, packages: ["a", "b"], flag: true },
     resources: { cpu: "500m" }, resource_group_id: null, retries: 1, retry_delay: 30, timeout: null,
-    trigger_rule: "all_done", position,
+    trigger_rule: "all_done", position, created_at: STAMP, updated_at: STAMP,
   });
   const edge: Edge = { id: 1, project_id: 1, pipeline_id: 1, upstream_task_id: 1, downstream_task_id: 2 };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { addTask, connect, draftFromServer, EMPTY_DRAFT, setArg, updateTask } from "./model";
 import { buildGraphPayload, mapServerErrors } from "./payload";
-import { template } from "./testing";
+import { STAMP, template } from "./testing";
 
 const tpl = template(3, "pytorch-ddp", {
   args_schema: {
@@ -41,6 +41,7 @@ describe("buildGraphPayload", () => {
     const saved = draftFromServer([{
       id: 7, project_id: 1, pipeline_id: 1, name: "a", template_id: 3, args: {}, resources: {}, resource_group_id: 2,
       retries: 0, retry_delay: 0, timeout: 600, trigger_rule: "one_failed", position: { x: 1, y: 2 },
+      created_at: STAMP, updated_at: STAMP,
     }], []);
     const draft = updateTask(setArg(saved, "t7", "epochs", "many"), "t7", (t) => ({ ...t, retries: "x" }));
     const [task] = buildGraphPayload(draft, templates).tasks;

@@ -1,21 +1,8 @@
 // The one save request (PUT /api/v1/pipeline/{id}/graph) built from the draft, and the server's
 // error fields ("tasks[3].args.epochs") mapped back to the task and form field they name.
-import type { FieldReason } from "../../api";
-import type { JobTemplate, Resources, Task } from "../../types";
+import type { FieldReason, GraphPayload, GraphTaskPayload, JobTemplate, Resources } from "../../types";
 import type { Draft } from "./model";
 import { coerceArg } from "./validation";
-
-/** A task as the graph save takes it: the stored fields, a client key, and an id once it exists. */
-export type GraphTaskPayload = Omit<Task, "id" | "project_id" | "pipeline_id" | "position"> & {
-  key: string;
-  id?: number;
-  position: { x: number; y: number };
-};
-
-export interface GraphPayload {
-  tasks: GraphTaskPayload[];
-  edges: { upstream: string; downstream: string }[];
-}
 
 /** Whole numbers are sent as numbers; anything else as its text so the server names the problem. */
 function intOrText(text: string): number {

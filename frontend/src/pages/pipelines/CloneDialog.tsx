@@ -1,7 +1,7 @@
 // "Clone": copies tasks and edges under a new name; the copy starts paused (server rule).
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
-import type { Pipeline } from "../../types";
+import type { CloneBody, Pipeline } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
@@ -22,7 +22,7 @@ export function CloneDialog({ source, suggested, onClose, onCloned }: Props) {
     event.preventDefault();
     if (problem) return;
     void run(async () => {
-      onCloned(await api<Pipeline>(`/api/v1/pipeline/${source.id}/clone`, { method: "POST", body: { name } }));
+      onCloned(await api<Pipeline>(`/api/v1/pipeline/${source.id}/clone`, { method: "POST", body: { name } satisfies CloneBody }));
     });
   };
 

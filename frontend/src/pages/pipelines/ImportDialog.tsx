@@ -2,7 +2,7 @@
 import { useState, type ChangeEvent, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { navigate } from "../../router";
-import type { Pipeline } from "../../types";
+import type { Pipeline, PipelineYamlBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, useSubmit } from "../../components/Field";
 
@@ -25,7 +25,7 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     void run(async () => {
-      const pipeline = await api<Pipeline>("/api/v1/pipeline/import", { method: "POST", body: { yaml } });
+      const pipeline = await api<Pipeline>("/api/v1/pipeline/import", { method: "POST", body: { yaml } satisfies PipelineYamlBody });
       navigate(`/pipelines/${pipeline.id}`);
     });
   };

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
 import { navigate } from "../../router";
-import type { Pipeline } from "../../types";
+import type { Pipeline, PipelineBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "./logic";
@@ -20,7 +20,7 @@ export function NewPipelineDialog({ projectId, onClose }: { projectId: number; o
     if (problem) return;
     void run(async () => {
       const created = await api<Pipeline>("/api/v1/pipeline/", {
-        method: "POST", body: { project_id: projectId, name, description },
+        method: "POST", body: { project_id: projectId, name, description } satisfies PipelineBody,
       });
       navigate(`/pipelines/${created.id}`);
     });

@@ -3,8 +3,7 @@ import { useState } from "react";
 import { api } from "../../api";
 import { ErrorBanner, StateBadge } from "../../components/ui";
 import { navigate } from "../../router";
-import type { Task } from "../../types";
-import type { AttemptSummary } from "./runTypes";
+import type { AttemptSummary, RunId, Task } from "../../types";
 import { duration, formatTime } from "./time";
 
 interface Props {
@@ -24,7 +23,7 @@ export function DetailsTab({ task, attempts, attempt, canWrite, now, onSelectAtt
     setStarting(true);
     setError(null);
     try {
-      const { run_id } = await api<{ run_id: number }>(`/api/v1/task/${task.id}/run`, { method: "POST" });
+      const { run_id } = await api<RunId>(`/api/v1/task/${task.id}/run`, { method: "POST" });
       navigate(`/runs/${run_id}`);
     } catch (err) {
       setError(err);

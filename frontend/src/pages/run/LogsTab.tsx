@@ -1,11 +1,10 @@
 // An attempt's aggregated logs, live: replica filter, search, follow-tail and download.
 import { useEffect, useState } from "react";
 import { api, describeError, qs } from "../../api";
-import type { LogLine } from "../../types";
+import type { AttemptSummary, LogBatch, LogLine, TaskLogs } from "../../types";
 import { useDebounced, useEventStream } from "./hooks";
 import { addReplicas, mergeLines, replicaColor, toLogFile } from "./logBuffer";
 import { LogView } from "./LogView";
-import type { AttemptSummary, LogBatch } from "./runTypes";
 import { StreamIndicator } from "./StreamIndicator";
 
 interface Props {
@@ -37,7 +36,7 @@ export function LogsTab({ attempt, taskName }: Props) {
 
   // Every replica, also those a filter hides; asked again when the attempt ends (all have started by then).
   useEffect(() => {
-    api<{ replicas: string[] }>(`/api/v1/task_run/${attempt.id}/logs?limit=1`)
+    api<TaskLogs>(`/api/v1/task_run/${attempt.id}/logs?limit=1`)
       .then((r) => setReplicas((known) => addReplicas(known, r.replicas.map((name) => ({ replica: name })))))
       .catch(() => undefined); // the stream shows the replicas it sees; this list only completes it
   }, [attempt.id, ended]);
@@ -45,7 +44,7 @@ export function LogsTab({ attempt, taskName }: Props) {
   const download = async () => {
     setDownloadError("");
     try {
-      const data = await api<{ items: LogLine[] }>(
+      const data = await api<TaskLogs>(
         `/api/v1/task_run/${attempt.id}/logs${qs({ limit: 10000, replica, search })}`);
       const href = URL.createObjectURL(new Blob([toLogFile(data.items)], { type: "text/plain" }));
       const link = document.createElement("a");

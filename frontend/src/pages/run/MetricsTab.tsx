@@ -3,13 +3,12 @@ import { useEffect } from "react";
 import { api } from "../../api";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
-import type { MetricSample } from "../../types";
+import type { AttemptSummary, TaskMetrics } from "../../types";
 import { isActive } from "./attempts";
 import { formatBytes, formatNumber, seriesPerReplica, type MetricKey } from "./chart";
 import { useInterval } from "./hooks";
 import { LineChart } from "./LineChart";
 import { replicaColor } from "./logBuffer";
-import type { AttemptSummary } from "./runTypes";
 
 interface ChartSpec {
   metric: MetricKey;
@@ -32,7 +31,7 @@ const CHARTS: ChartSpec[] = [
 
 export function MetricsTab({ attempt }: { attempt: AttemptSummary }) {
   const active = isActive(attempt.state);
-  const metrics = useAsync(() => api<{ items: MetricSample[] }>(`/api/v1/task_run/${attempt.id}/metrics`),
+  const metrics = useAsync(() => api<TaskMetrics>(`/api/v1/task_run/${attempt.id}/metrics`),
     [attempt.id]);
   useInterval(metrics.reload, 3000, active);
   // Once the attempt ends its samples are kept with it: load that final set.

@@ -2,9 +2,8 @@
 import { useMemo } from "react";
 import { Controls, Handle, MarkerType, Position, ReactFlow, type Edge as FlowEdge, type Node, type NodeProps } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import type { Edge, Task } from "../../types";
+import type { AttemptSummary, Edge, Task } from "../../types";
 import { layout } from "../../lib/layout";
-import type { AttemptSummary } from "./runTypes";
 import { duration } from "./time";
 
 interface TaskNodeData extends Record<string, unknown> {

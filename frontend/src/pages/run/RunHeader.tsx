@@ -3,13 +3,14 @@ import { useState } from "react";
 import { api } from "../../api";
 import { ErrorBanner, PageHeader, StateBadge } from "../../components/ui";
 import { Link, navigate } from "../../router";
-import { TERMINAL_RUN_STATES, type PipelineRun } from "../../types";
+import { TERMINAL_RUN_STATES, type PipelineRun, type RunSnapshot } from "../../types";
 import type { StreamStatus } from "./hooks";
 import { StreamIndicator } from "./StreamIndicator";
 import { duration, formatTime } from "./time";
 
 interface Props {
-  run: PipelineRun;
+  /** As GET /pipeline_run/{id} or the run's event stream gives it. */
+  run: RunSnapshot["run"];
   pipelineName: string | undefined;
   onlyTaskName: string | undefined;
   canWrite: boolean;

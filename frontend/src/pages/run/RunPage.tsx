@@ -5,12 +5,11 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";
 import { useSession } from "../../session";
-import { TERMINAL_RUN_STATES, type PipelineRun } from "../../types";
+import { TERMINAL_RUN_STATES, type PipelineGraph, type PipelineRun, type RunSnapshot } from "../../types";
 import { latestAttempts } from "./attempts";
 import { useEventStream, useNow } from "./hooks";
 import { RunGraph } from "./RunGraph";
 import { RunHeader } from "./RunHeader";
-import type { PipelineGraph, RunSnapshot } from "./runTypes";
 import { TaskPanel } from "./TaskPanel";
 import "./run.css";
 

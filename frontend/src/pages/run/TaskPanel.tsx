@@ -1,13 +1,12 @@
 // The selected task: attempt selector and tabs (logs, metrics, manifests, details).
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { StateBadge } from "../../components/ui";
-import type { Task } from "../../types";
+import type { AttemptSummary, Task } from "../../types";
 import { attemptsOf } from "./attempts";
 import { DetailsTab } from "./DetailsTab";
 import { LogsTab } from "./LogsTab";
 import { ManifestsTab } from "./ManifestsTab";
 import { MetricsTab } from "./MetricsTab";
-import type { AttemptSummary } from "./runTypes";
 
 const TABS = ["logs", "metrics", "manifests", "details"] as const;
 type Tab = (typeof TABS)[number];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { attemptsOf, isActive, latestAttempts } from "./attempts";
-import type { AttemptSummary } from "./runTypes";
+import type { AttemptSummary } from "../../types";
 
 function attempt(id: number, taskId: number, n: number, state: AttemptSummary["state"] = "succeeded"): AttemptSummary {
   return { id, task_id: taskId, attempt: n, state, reason: null, exit_code: null, backend: "local",

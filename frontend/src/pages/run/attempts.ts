@@ -1,6 +1,5 @@
 // Task attempts as the run's event stream sends them, grouped per task.
-import type { TaskState } from "../../types";
-import type { AttemptSummary } from "./runTypes";
+import type { AttemptSummary, TaskState } from "../../types";
 
 /** The latest attempt (highest attempt number) of each task, by task id. */
 export function latestAttempts(taskRuns: AttemptSummary[]): Map<number, AttemptSummary> {

@@ -1,0 +1,6339 @@
+// Generated from the server's OpenAPI spec by scripts/gen-api.mjs (openapi-typescript): do not edit.
+// Regenerate after changing the API: make api-types (docs/ui.md). tests/test_openapi_types.py checks it.
+export interface paths {
+    "/api/v1/cluster/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ClusterOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ClusterOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cluster/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ClusterOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Cluster"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ClusterOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/edge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["EdgeOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Edge"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EdgeOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/edge/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EdgeOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Edge"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["EdgeOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ImageOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Image"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Image"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image_build/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ImageBuildOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ImageBuild"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageBuildOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image_build/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageBuildOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["InferenceServiceOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["InferenceService"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["InferenceService"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job_template/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["JobTemplateOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["JobTemplate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobTemplateOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/job_template/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobTemplateOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["JobTemplate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobTemplateOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user, their projects and roles, and a CSRF token */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Me"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/menu/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get the menu data structure. Returns a forest like structure with the menu the user has access to */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Get menu data */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Menu items in a forest like data structure */
+                            result?: {
+                                childs?: Record<string, never>[];
+                                /** @description Icon name to show for this menu item */
+                                icon?: string;
+                                /** @description Pretty name for the menu item */
+                                label?: string;
+                                /** @description The internal menu item name, maps to permission_name */
+                                name?: string;
+                                /** @description The URL for the menu item */
+                                url?: string;
+                            }[];
+                        };
+                    };
+                };
+                401: components["responses"]["401"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/model_version/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ModelVersionOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ModelVersion"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelVersionOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/model_version/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelVersionOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ModelVersion"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelVersionOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["NotebookOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Notebook"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Notebook"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["PipelineOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create or update a pipeline from YAML (tasks, depends_on, schedule) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PipelineYaml"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Pipeline"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One run per date from start to end, each with its ds; max_active_runs limits concurrency */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Backfill"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunIds"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy the pipeline (settings, tasks, edges) under a new name in the same project; the copy is paused unless the body says "paused": false */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Clone"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pipeline as YAML, ready for `myapp pipeline apply` */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineExport"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pipeline with all its tasks and edges, for the editor */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineGraph"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Replace the whole DAG in one transaction: tasks by id (existing) or key (new), edges by key */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Graph"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineGraph"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline_run/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["PipelineRunOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PipelineRun"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineRunOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline_run/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineRunOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline_run/{pk}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the run: its running jobs are stopped in the backend */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline_run/{pk}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events: `run` (the run and its task runs) on every change, `end` once it has finished */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["RunSnapshot"] | components["schemas"]["StreamEnd"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline_run/{pk}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new run that keeps this run's succeeded tasks and runs the failed ones and what follows */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PipelineRunOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ProjectOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProjectOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProjectOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProjectOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{pk}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's members and their roles */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MemberList"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Add a member (owners only) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MemberOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{pk}/members/{member_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Change a member's role (owners only) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                    member_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["MemberRole"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MemberOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Remove a member (owners only) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                    member_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quota/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["QuotaOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["QuotaOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quota/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Capacity against use: per resource group and project, what running attempts request (cpu millicores, memory bytes, gpus) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UsageReport"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/quota/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["QuotaOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["QuotaOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/resource_group/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ResourceGroupOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ResourceGroup"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResourceGroupOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/resource_group/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResourceGroupOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ResourceGroup"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResourceGroupOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/groups/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["GroupApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GroupPostSchema"];
+                };
+            };
+            responses: {
+                /** @description Group created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["GroupPostSchema"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/groups/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/groups/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["GroupApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["GroupPutSchema"];
+                };
+            };
+            responses: {
+                /** @description Group updated */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["GroupPutSchema"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message?: string;
+                        };
+                    };
+                };
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Authenticate and get a JWT access and refresh token */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The password for authentication
+                         * @example complex-password
+                         */
+                        password?: string;
+                        /**
+                         * @description Choose an authentication provider
+                         * @example db
+                         * @enum {string}
+                         */
+                        provider?: "db" | "ldap";
+                        /**
+                         * @description If true a refresh token is provided also
+                         * @example true
+                         */
+                        refresh?: boolean;
+                        /**
+                         * @description The username for authentication
+                         * @example admin
+                         */
+                        username?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Authentication Successful */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            access_token?: string;
+                            refresh_token?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions-resources/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["PermissionViewMenuApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PermissionViewMenuApi.post"];
+                };
+            };
+            responses: {
+                /** @description Item inserted */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            result?: components["schemas"]["PermissionViewMenuApi.post"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions-resources/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions-resources/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["PermissionViewMenuApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PermissionViewMenuApi.put"];
+                };
+            };
+            responses: {
+                /** @description Item changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["PermissionViewMenuApi.put"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message?: string;
+                        };
+                    };
+                };
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["PermissionApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/permissions/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["PermissionApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Use the refresh token to get a new JWT access token */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Refresh Successful */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A new refreshed access token */
+                            access_token?: string;
+                        };
+                    };
+                };
+                401: components["responses"]["401"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/resources/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["ViewMenuApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ViewMenuApi.post"];
+                };
+            };
+            responses: {
+                /** @description Item inserted */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            result?: components["schemas"]["ViewMenuApi.post"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/resources/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/resources/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["ViewMenuApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ViewMenuApi.put"];
+                };
+            };
+            responses: {
+                /** @description Item changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["ViewMenuApi.put"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message?: string;
+                        };
+                    };
+                };
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["RoleApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoleApi.post"];
+                };
+            };
+            responses: {
+                /** @description Item inserted */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            result?: components["schemas"]["RoleApi.post"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["RoleApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoleApi.put"];
+                };
+            };
+            responses: {
+                /** @description Item changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["RoleApi.put"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message?: string;
+                        };
+                    };
+                };
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/{role_id}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role_id: number;
+                };
+                cookie?: never;
+            };
+            /** @description Update role groups schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoleGroupPutSchema"];
+                };
+            };
+            responses: {
+                /** @description Role groups updated */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["RoleGroupPutSchema"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/{role_id}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role_id: number;
+                };
+                cookie?: never;
+            };
+            /** @description Add role permissions schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RolePermissionPostSchema"];
+                };
+            };
+            responses: {
+                /** @description Permissions added */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["RolePermissionPostSchema"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/{role_id}/permissions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description List of permissions */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["RolePermissionListSchema"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/roles/{role_id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    role_id: number;
+                };
+                cookie?: never;
+            };
+            /** @description Update role users schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RoleUserPutSchema"];
+                };
+            };
+            responses: {
+                /** @description Role users updated */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["RoleUserPutSchema"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/users/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get a list of models */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Items from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The total record count on the backend */
+                            count?: number;
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of item ids, useful when you don't know the column id */
+                            ids?: string[];
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description A list of columns */
+                            list_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example List Items
+                             */
+                            list_title?: string;
+                            /** @description A list of allowed columns to sort */
+                            order_columns?: string[];
+                            /** @description The result from the get list query */
+                            result?: components["schemas"]["UserApi.get_list"][];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserApi.post"];
+                };
+            };
+            responses: {
+                /** @description Item changed */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["UserApi.post"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/users/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get metadata information about this API resource */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            add_columns?: Record<string, never>;
+                            edit_columns?: Record<string, never>;
+                            filters?: {
+                                column_name?: {
+                                    /** @description The filter name. Will be translated by babel */
+                                    name?: string;
+                                    /** @description The filter operation key to use on list filters */
+                                    operator?: string;
+                                }[];
+                            };
+                            /** @description The user permissions for this API resource */
+                            permissions?: string[];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/security/users/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get an item model */
+        get: {
+            parameters: {
+                query?: {
+                    q?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item from Model */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            description_columns?: {
+                                /**
+                                 * @description The description for the column name. Will be translated by babel
+                                 * @example A Nice description for the column
+                                 */
+                                column_name?: string;
+                            };
+                            /** @description The item id */
+                            id?: string;
+                            label_columns?: {
+                                /**
+                                 * @description The label for the column name. Will be translated by babel
+                                 * @example A Nice label for the column
+                                 */
+                                column_name?: string;
+                            };
+                            result?: components["schemas"]["UserApi.get"];
+                            /** @description A list of columns */
+                            show_columns?: string[];
+                            /**
+                             * @description A title to render. Will be translated by babel
+                             * @example Show Item Details
+                             */
+                            show_title?: string;
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            /** @description Model schema */
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserApi.put"];
+                };
+            };
+            responses: {
+                /** @description Item changed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["UserApi.put"];
+                        };
+                    };
+                };
+                400: components["responses"]["400"];
+                401: components["responses"]["401"];
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Item deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message?: string;
+                        };
+                    };
+                };
+                404: components["responses"]["404"];
+                422: components["responses"]["422"];
+                500: components["responses"]["500"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["TaskOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Update the fields given */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task/{pk}/manifests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Preview the manifests this task would submit, validated */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskManifests"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task/{pk}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run this task alone (debug): a run of one task, its upstream ignored */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunId"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["TaskRunOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskRunOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}/log_stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events: `lines` as they are written, `end` when finished */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this replica */
+                    replica?: string;
+                    /** @description only lines containing this text */
+                    search?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["LogBatch"] | components["schemas"]["StreamProblem"] | components["schemas"]["StreamEnd"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Aggregated logs of every replica: live while running, archived after */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this replica (e.g. worker-1) */
+                    replica?: string;
+                    /** @description only lines containing this text */
+                    search?: string;
+                    /** @description the last N lines (default 1000, at most 10000) */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskLogs"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** CPU, memory and GPU samples: live while running, kept after */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskMetrics"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{version}/_openapi": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Get the OpenAPI spec for a specific API version */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    version: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The OpenAPI spec */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": Record<string, never>;
+                    };
+                };
+                404: components["responses"]["404"];
+                500: components["responses"]["500"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Amount: {
+            cpu_millicores: number;
+            gpus: number;
+            memory_bytes: number;
+        };
+        ArgItems: {
+            enum?: unknown[];
+            maxLength?: number;
+            maximum?: number;
+            minLength?: number;
+            minimum?: number;
+            pattern?: string;
+            /** @enum {string} */
+            type: "string" | "integer" | "number" | "boolean";
+        };
+        ArgProperty: {
+            default?: unknown;
+            description?: string;
+            enum?: unknown[];
+            items?: components["schemas"]["ArgItems"];
+            maxItems?: number;
+            maxLength?: number;
+            maximum?: number;
+            minItems?: number;
+            minLength?: number;
+            minimum?: number;
+            pattern?: string;
+            title?: string;
+            /** @enum {string} */
+            type: "string" | "integer" | "number" | "boolean" | "array";
+            "x-flag"?: string;
+        };
+        ArgsSchema: {
+            properties?: {
+                [key: string]: components["schemas"]["ArgProperty"];
+            };
+            required?: string[];
+            /** @enum {string} */
+            type?: "object";
+        };
+        AttemptSummary: {
+            attempt: number;
+            backend: string | null;
+            /** Format: date-time */
+            created_at: string;
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            reason: string | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            state: "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "skipped" | "upstream_failed";
+            /** Format: date-time */
+            submitted_at: string | null;
+            task_id: number;
+        };
+        Backfill: {
+            /** Format: date */
+            end: string;
+            /** Format: date */
+            start: string;
+        };
+        Clone: {
+            name: string;
+            /** @default true */
+            paused?: boolean;
+        };
+        Cluster: {
+            enabled?: boolean;
+            in_cluster?: boolean;
+            /** @enum {string} */
+            kind: "kubernetes" | "local";
+            kube_context?: string | null;
+            name: string;
+            /** Format: url */
+            prometheus_url?: string | null;
+        };
+        ClusterOut: {
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            id: number;
+            in_cluster: boolean;
+            /** @enum {string} */
+            kind: "kubernetes" | "local";
+            kube_context: string | null;
+            name: string;
+            prometheus_url: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        Edge: {
+            downstream_task_id: number;
+            pipeline_id: number;
+            upstream_task_id: number;
+        };
+        EdgeOut: {
+            downstream_task_id: number;
+            id: number;
+            pipeline_id: number;
+            project_id: number;
+            upstream_task_id: number;
+        };
+        Error: {
+            errors?: components["schemas"]["FieldReason"][];
+            message: string;
+        };
+        FieldReason: {
+            field: string;
+            reason: string;
+        };
+        Graph: {
+            edges?: components["schemas"]["GraphEdge"][];
+            tasks: components["schemas"]["GraphTask"][];
+        };
+        GraphEdge: {
+            downstream: string;
+            upstream: string;
+        };
+        GraphTask: {
+            args?: {
+                [key: string]: unknown;
+            };
+            id?: number;
+            key: string;
+            name: string;
+            position?: {
+                [key: string]: number;
+            };
+            resource_group_id?: number | null;
+            resources?: components["schemas"]["Resources"];
+            retries?: number;
+            retry_delay?: number;
+            template_id: number;
+            timeout?: number | null;
+            /** @enum {unknown} */
+            trigger_rule?: "all_success" | "all_done" | "one_failed";
+        };
+        "GroupApi.get": {
+            description?: string | null;
+            id?: number;
+            label?: string | null;
+            name: string;
+            roles?: components["schemas"]["GroupApi.get.Role"];
+            users?: components["schemas"]["GroupApi.get.User"];
+        };
+        "GroupApi.get.Role": {
+            id?: number;
+            name: string;
+        };
+        "GroupApi.get.User": {
+            id?: number;
+            username: string;
+        };
+        "GroupApi.get_list": {
+            description?: string | null;
+            id?: number;
+            label?: string | null;
+            name: string;
+            roles?: components["schemas"]["GroupApi.get_list.Role"];
+            users?: components["schemas"]["GroupApi.get_list.User"];
+        };
+        "GroupApi.get_list.Role": {
+            id?: number;
+            name: string;
+        };
+        "GroupApi.get_list.User": {
+            id?: number;
+            username: string;
+        };
+        "GroupApi.post": {
+            /** @description Group description */
+            description?: string | null;
+            /** @description Group label */
+            label?: string | null;
+            /** @description Group name */
+            name: string;
+            /** @description Group roles */
+            roles?: number[];
+            /** @description Group users */
+            users?: number[];
+        };
+        "GroupApi.put": {
+            /** @description Group description */
+            description?: string | null;
+            /** @description Group label */
+            label?: string | null;
+            /** @description Group name */
+            name?: string;
+            /** @description Group roles */
+            roles?: number[];
+            /** @description Group users */
+            users?: number[];
+        };
+        GroupPostSchema: {
+            /** @description Group description */
+            description?: string | null;
+            /** @description Group label */
+            label?: string | null;
+            /** @description Group name */
+            name: string;
+            /** @description Group roles */
+            roles?: number[];
+            /** @description Group users */
+            users?: number[];
+        };
+        GroupPutSchema: {
+            /** @description Group description */
+            description?: string | null;
+            /** @description Group label */
+            label?: string | null;
+            /** @description Group name */
+            name?: string;
+            /** @description Group roles */
+            roles?: number[];
+            /** @description Group users */
+            users?: number[];
+        };
+        GroupUsage: {
+            capacity: components["schemas"]["Amount"] | null;
+            cluster_id: number | null;
+            gpu_type: string | null;
+            name: string;
+            projects: components["schemas"]["ProjectUsage"][];
+            resource_group_id: number | null;
+            used: components["schemas"]["Amount"];
+        };
+        Image: {
+            description?: string;
+            pull_secret?: string | null;
+            repository: string;
+            tag: string;
+        };
+        ImageBuild: {
+            base_image?: string | null;
+            dockerfile?: string | null;
+            packages?: string[];
+            project_id: number;
+            repository: string;
+            tag: string;
+        };
+        ImageBuildOut: {
+            base_image: string | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by_id: number | null;
+            dockerfile: string | null;
+            id: number;
+            image_id: number | null;
+            packages: string[];
+            project_id: number;
+            reason: string | null;
+            repository: string;
+            /** @enum {string} */
+            state: "pending" | "running" | "stopped" | "succeeded" | "failed";
+            tag: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ImageOut: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: number;
+            pull_secret: string | null;
+            repository: string;
+            tag: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        InferenceService: {
+            max_replicas?: number;
+            min_replicas?: number;
+            model_version_id: number;
+            name: string;
+            project_id: number;
+            resources?: components["schemas"]["Resources"];
+            traffic?: {
+                [key: string]: number;
+            };
+        };
+        InferenceServiceOut: {
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            max_replicas: number;
+            min_replicas: number;
+            model_version_id: number;
+            name: string;
+            project_id: number;
+            resources: components["schemas"]["Resources"];
+            /** @enum {string} */
+            state: "pending" | "running" | "stopped" | "succeeded" | "failed";
+            traffic: {
+                [key: string]: number;
+            };
+            /** Format: date-time */
+            updated_at: string;
+            url: string | null;
+        };
+        JobTemplate: {
+            args_schema?: {
+                [key: string]: unknown;
+            };
+            category?: string;
+            command?: string[];
+            default_resources?: components["schemas"]["Resources"];
+            description?: string;
+            env?: {
+                [key: string]: string;
+            };
+            image: string;
+            /** @enum {string} */
+            kind: "imagebuild" | "job" | "mpijob" | "notebook" | "pytorchjob" | "service" | "tfjob" | "volcanojob" | "xgboostjob";
+            max_resources?: components["schemas"]["Resources"];
+            name: string;
+            version: string;
+        };
+        JobTemplateOut: {
+            args_schema: components["schemas"]["ArgsSchema"];
+            builtin: boolean;
+            category: string;
+            command: string[];
+            /** Format: date-time */
+            created_at: string;
+            default_resources: components["schemas"]["Resources"];
+            description: string;
+            env: {
+                [key: string]: string;
+            };
+            id: number;
+            image: string;
+            kind: string;
+            max_resources: components["schemas"]["Resources"];
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            version: string;
+        };
+        LogBatch: {
+            items: components["schemas"]["LogLine"][];
+            /** @enum {string} */
+            state: "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "skipped" | "upstream_failed";
+        };
+        LogLine: {
+            line: string;
+            replica: string;
+            seq: number;
+            timestamp: number;
+        };
+        Me: {
+            csrf_token: string;
+            first_name: string;
+            id: number;
+            is_admin: boolean;
+            last_name: string;
+            projects: components["schemas"]["MyProject"][];
+            username: string;
+        };
+        Member: {
+            /** @enum {string} */
+            role: "viewer" | "developer" | "owner";
+            username: string;
+        };
+        MemberList: {
+            items: components["schemas"]["MemberOut"][];
+        };
+        MemberOut: {
+            id: number;
+            /** @enum {string} */
+            role: "viewer" | "developer" | "owner";
+            user_id: number;
+            username: string;
+        };
+        MemberRole: {
+            /** @enum {string} */
+            role: "viewer" | "developer" | "owner";
+        };
+        Message: {
+            message: string;
+        };
+        MetricSample: {
+            cpu_cores: number | null;
+            gpu_memory_bytes: number | null;
+            gpu_utilization: number | null;
+            memory_bytes: number | null;
+            replica: string;
+            timestamp: number;
+        };
+        ModelVersion: {
+            /** @enum {string} */
+            framework?: "pytorch" | "tensorflow" | "xgboost" | "sklearn" | "onnx";
+            metrics?: {
+                [key: string]: number;
+            };
+            name: string;
+            project_id: number;
+            task_run_id?: number | null;
+            uri: string;
+            version?: number;
+        };
+        ModelVersionOut: {
+            /** Format: date-time */
+            created_at: string;
+            framework: string;
+            id: number;
+            metrics: {
+                [key: string]: number;
+            };
+            name: string;
+            project_id: number;
+            task_run_id: number | null;
+            /** Format: date-time */
+            updated_at: string;
+            uri: string;
+            version: number;
+        };
+        MyProject: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            role: "viewer" | "developer" | "owner";
+        };
+        Notebook: {
+            image: string;
+            name: string;
+            project_id: number;
+            resource_group_id?: number | null;
+            resources?: components["schemas"]["Resources"];
+        };
+        NotebookOut: {
+            /** Format: date-time */
+            created_at: string;
+            created_by_id: number | null;
+            id: number;
+            image: string;
+            name: string;
+            project_id: number;
+            resource_group_id: number | null;
+            resources: components["schemas"]["Resources"];
+            /** @enum {string} */
+            state: "pending" | "running" | "stopped" | "succeeded" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+            url: string | null;
+        };
+        PageMeta: {
+            /** @description rows matching the filters, on every page */
+            count: number;
+            /** @description 0-based */
+            page: number;
+            page_size: number;
+        };
+        "PermissionApi.get": {
+            id?: number;
+            name: string;
+        };
+        "PermissionApi.get_list": {
+            id?: number;
+            name: string;
+        };
+        "PermissionApi.post": {
+            name: string;
+        };
+        "PermissionApi.put": {
+            name: string;
+        };
+        "PermissionViewMenuApi.get": {
+            id?: number;
+            permission: components["schemas"]["PermissionViewMenuApi.get.Permission"];
+            view_menu: components["schemas"]["PermissionViewMenuApi.get.ViewMenu"];
+        };
+        "PermissionViewMenuApi.get.Permission": {
+            name: string;
+        };
+        "PermissionViewMenuApi.get.ViewMenu": {
+            name: string;
+        };
+        "PermissionViewMenuApi.get_list": {
+            id?: number;
+            permission: components["schemas"]["PermissionViewMenuApi.get_list.Permission"];
+            view_menu: components["schemas"]["PermissionViewMenuApi.get_list.ViewMenu"];
+        };
+        "PermissionViewMenuApi.get_list.Permission": {
+            name: string;
+        };
+        "PermissionViewMenuApi.get_list.ViewMenu": {
+            name: string;
+        };
+        "PermissionViewMenuApi.post": {
+            permission_id?: unknown;
+            view_menu_id?: unknown;
+        };
+        "PermissionViewMenuApi.put": {
+            permission_id?: unknown;
+            view_menu_id?: unknown;
+        };
+        Pipeline: {
+            /** @enum {unknown} */
+            concurrency_policy?: "wait" | "skip" | "cancel";
+            depends_on_past?: boolean;
+            description?: string;
+            max_active_runs?: number;
+            name: string;
+            parameters?: {
+                [key: string]: unknown;
+            };
+            paused?: boolean;
+            project_id: number;
+            schedule?: string | null;
+            /** Format: url */
+            webhook_url?: string | null;
+        };
+        PipelineExport: {
+            yaml: string;
+        };
+        PipelineGraph: {
+            edges: components["schemas"]["EdgeOut"][];
+            pipeline: components["schemas"]["PipelineOut"];
+            tasks: (components["schemas"]["TaskOut"] & {
+                key?: string;
+            })[];
+        };
+        PipelineOut: {
+            /** @enum {string} */
+            concurrency_policy: "wait" | "skip" | "cancel";
+            /** Format: date-time */
+            created_at: string;
+            created_by_id: number | null;
+            depends_on_past: boolean;
+            description: string;
+            id: number;
+            max_active_runs: number;
+            name: string;
+            parameters: {
+                [key: string]: unknown;
+            };
+            paused: boolean;
+            project_id: number;
+            schedule: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            webhook_url: string | null;
+        };
+        PipelineRun: {
+            params?: {
+                [key: string]: unknown;
+            };
+            pipeline_id: number;
+            run_key?: string;
+        };
+        PipelineRunOut: {
+            /** Format: date-time */
+            created_at: string;
+            created_by_id: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            /** Format: date */
+            logical_date: string | null;
+            only_task_id: number | null;
+            params: {
+                [key: string]: unknown;
+            };
+            pipeline_id: number;
+            project_id: number;
+            reason: string | null;
+            /** Format: date-time */
+            reconciled_at: string | null;
+            rerun_of_id: number | null;
+            run_key: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @enum {string} */
+            trigger: "manual" | "schedule" | "backfill" | "debug";
+        };
+        PipelineYaml: {
+            yaml: string;
+        };
+        Project: {
+            description?: string;
+            name: string;
+            namespace?: string;
+        };
+        ProjectOut: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            id: number;
+            name: string;
+            namespace: string;
+            service_account: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ProjectUsage: {
+            project: string;
+            project_id: number;
+            quota: components["schemas"]["Amount"] | null;
+            used: components["schemas"]["Amount"];
+        };
+        Quota: {
+            cpu?: string;
+            gpus?: number;
+            memory?: string;
+            project_id: number;
+            resource_group_id: number;
+        };
+        QuotaOut: {
+            /** @description cpu_millicores as a Kubernetes quantity, e.g. 500m or 4 */
+            cpu: string;
+            cpu_millicores: number;
+            /** Format: date-time */
+            created_at: string;
+            gpus: number;
+            id: number;
+            /** @description memory_bytes as a Kubernetes quantity, e.g. 512Mi or 8Gi */
+            memory: string;
+            memory_bytes: number;
+            project_id: number;
+            resource_group_id: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ResourceGroup: {
+            cluster_id: number;
+            cpu?: string;
+            gang_scheduling?: boolean;
+            gpu_type?: string | null;
+            gpus?: number;
+            memory?: string;
+            name: string;
+            node_selector?: {
+                [key: string]: string;
+            };
+            queue?: string | null;
+            tolerations?: components["schemas"]["Toleration"][];
+        };
+        ResourceGroupOut: {
+            cluster_id: number;
+            /** @description cpu_millicores as a Kubernetes quantity, e.g. 500m or 4 */
+            cpu: string;
+            cpu_millicores: number;
+            /** Format: date-time */
+            created_at: string;
+            gang_scheduling: boolean;
+            gpu_type: string | null;
+            gpus: number;
+            id: number;
+            /** @description memory_bytes as a Kubernetes quantity, e.g. 512Mi or 8Gi */
+            memory: string;
+            memory_bytes: number;
+            name: string;
+            node_selector: {
+                [key: string]: string;
+            };
+            queue: string | null;
+            tolerations: components["schemas"]["Toleration"][];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        Resources: {
+            cpu?: string;
+            gpu?: number;
+            memory?: string;
+        };
+        "RoleApi.get": {
+            id?: number;
+            name: string;
+        };
+        "RoleApi.get_list": {
+            id?: number;
+            name: string;
+        };
+        "RoleApi.post": {
+            name: string;
+        };
+        "RoleApi.put": {
+            name: string;
+        };
+        RoleGroupPutSchema: {
+            /** @description List of group ids */
+            group_ids: number[];
+        };
+        RolePermissionListSchema: {
+            id?: number;
+            permission_name?: string;
+            view_menu_name?: string;
+        };
+        RolePermissionPostSchema: {
+            /** @description List of permission view menu id */
+            permission_view_menu_ids: number[];
+        };
+        RoleUserPutSchema: {
+            /** @description List of user ids */
+            user_ids: number[];
+        };
+        RunId: {
+            run_id: number;
+        };
+        RunIds: {
+            run_ids: number[];
+        };
+        RunSnapshot: {
+            run: {
+                /** Format: date-time */
+                created_at: string;
+                created_by_id: number | null;
+                /** Format: date-time */
+                finished_at: string | null;
+                id: number;
+                /** Format: date */
+                logical_date: string | null;
+                only_task_id: number | null;
+                params: {
+                    [key: string]: unknown;
+                };
+                pipeline_id: number;
+                project_id: number;
+                reason: string | null;
+                rerun_of_id: number | null;
+                run_key: string;
+                /** Format: date-time */
+                started_at: string | null;
+                /** @enum {string} */
+                state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                /** @enum {string} */
+                trigger: "manual" | "schedule" | "backfill" | "debug";
+            };
+            task_runs: components["schemas"]["AttemptSummary"][];
+        };
+        Session: {
+            authenticated: boolean;
+            csrf_token: string;
+        };
+        StreamEnd: {
+            /** @enum {string} */
+            reason?: "finished" | "deleted";
+            /** @enum {string} */
+            state?: "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "skipped" | "upstream_failed";
+        };
+        StreamProblem: {
+            message: string;
+            /** @enum {string} */
+            state: "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "skipped" | "upstream_failed";
+        };
+        Task: {
+            args?: {
+                [key: string]: unknown;
+            };
+            name: string;
+            pipeline_id: number;
+            position?: {
+                [key: string]: number;
+            };
+            resource_group_id?: number | null;
+            resources?: components["schemas"]["Resources"];
+            retries?: number;
+            retry_delay?: number;
+            template_id: number;
+            timeout?: number | null;
+            /** @enum {unknown} */
+            trigger_rule?: "all_success" | "all_done" | "one_failed";
+        };
+        TaskLogs: {
+            items: components["schemas"]["LogLine"][];
+            replicas: string[];
+        };
+        TaskManifests: {
+            items: {
+                [key: string]: unknown;
+            }[];
+        };
+        TaskMetrics: {
+            items: components["schemas"]["MetricSample"][];
+        };
+        TaskOut: {
+            args: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            name: string;
+            pipeline_id: number;
+            position: {
+                [key: string]: number;
+            };
+            project_id: number;
+            resource_group_id: number | null;
+            resources: components["schemas"]["Resources"];
+            retries: number;
+            retry_delay: number;
+            template_id: number;
+            timeout: number | null;
+            /** @enum {string} */
+            trigger_rule: "all_success" | "all_done" | "one_failed";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        TaskRunOut: {
+            attempt: number;
+            backend: string | null;
+            backend_ref: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            exit_code: number | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            manifests: {
+                [key: string]: unknown;
+            }[];
+            metrics: components["schemas"]["MetricSample"][] | null;
+            pipeline_run_id: number;
+            project_id: number;
+            reason: string | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            state: "queued" | "pending" | "waiting" | "running" | "succeeded" | "failed" | "cancelled" | "skipped" | "upstream_failed";
+            /** Format: date-time */
+            submitted_at: string | null;
+            task_id: number;
+        };
+        Toleration: {
+            /** @enum {string} */
+            effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+            key?: string;
+            /** @enum {string} */
+            operator?: "Exists" | "Equal";
+            tolerationSeconds?: number;
+            value?: string;
+        };
+        UsageReport: {
+            items: components["schemas"]["GroupUsage"][];
+        };
+        "UserApi.get": {
+            active?: boolean | null;
+            changed_by?: components["schemas"]["UserApi.get.User1"];
+            /** Format: date-time */
+            changed_on?: string | null;
+            created_by?: components["schemas"]["UserApi.get.User"];
+            /** Format: date-time */
+            created_on?: string | null;
+            email: string;
+            fail_login_count?: number | null;
+            first_name: string;
+            groups?: components["schemas"]["UserApi.get.Group"];
+            id?: number;
+            /** Format: date-time */
+            last_login?: string | null;
+            last_name: string;
+            login_count?: number | null;
+            roles?: components["schemas"]["UserApi.get.Role"];
+            username: string;
+        };
+        "UserApi.get.Group": {
+            description?: string | null;
+            id?: number;
+            label?: string | null;
+            name: string;
+        };
+        "UserApi.get.Role": {
+            id?: number;
+            name: string;
+        };
+        "UserApi.get.User": {
+            id?: number;
+        };
+        "UserApi.get.User1": {
+            id?: number;
+        };
+        "UserApi.get_list": {
+            active?: boolean | null;
+            changed_by?: components["schemas"]["UserApi.get_list.User1"];
+            /** Format: date-time */
+            changed_on?: string | null;
+            created_by?: components["schemas"]["UserApi.get_list.User"];
+            /** Format: date-time */
+            created_on?: string | null;
+            email: string;
+            fail_login_count?: number | null;
+            first_name: string;
+            groups?: components["schemas"]["UserApi.get_list.Group"];
+            id?: number;
+            /** Format: date-time */
+            last_login?: string | null;
+            last_name: string;
+            login_count?: number | null;
+            roles?: components["schemas"]["UserApi.get_list.Role"];
+            username: string;
+        };
+        "UserApi.get_list.Group": {
+            description?: string | null;
+            id?: number;
+            label?: string | null;
+            name: string;
+        };
+        "UserApi.get_list.Role": {
+            id?: number;
+            name: string;
+        };
+        "UserApi.get_list.User": {
+            id?: number;
+        };
+        "UserApi.get_list.User1": {
+            id?: number;
+        };
+        "UserApi.post": {
+            /** @description Is user active?It's not a good policy to remove a user, just make it inactive */
+            active?: boolean;
+            /** @description The user's email */
+            email: string;
+            /** @description The user's first name */
+            first_name: string;
+            /** @description The user's roles */
+            groups?: number[];
+            /** @description The user's last name */
+            last_name: string;
+            /** @description The user's password for authentication */
+            password: string;
+            /** @description The user's roles */
+            roles?: number[];
+            /** @description The user's username */
+            username: string;
+        };
+        "UserApi.put": {
+            /** @description Is user active?It's not a good policy to remove a user, just make it inactive */
+            active?: boolean;
+            /** @description The user's email */
+            email?: string;
+            /** @description The user's first name */
+            first_name?: string;
+            /** @description The user's roles */
+            groups?: number[];
+            /** @description The user's last name */
+            last_name?: string;
+            /** @description The user's password for authentication */
+            password?: string;
+            /** @description The user's roles */
+            roles?: number[];
+            /** @description The user's username */
+            username?: string;
+        };
+        "ViewMenuApi.get": {
+            id?: number;
+            name: string;
+        };
+        "ViewMenuApi.get_list": {
+            id?: number;
+            name: string;
+        };
+        "ViewMenuApi.post": {
+            name: string;
+        };
+        "ViewMenuApi.put": {
+            name: string;
+        };
+        get_info_schema: {
+            add_columns?: {
+                [key: string]: {
+                    page?: number;
+                    page_size?: number;
+                };
+            };
+            edit_columns?: {
+                [key: string]: {
+                    page?: number;
+                    page_size?: number;
+                };
+            };
+            keys?: ("add_columns" | "edit_columns" | "filters" | "permissions" | "add_title" | "edit_title" | "none")[];
+        };
+        get_item_schema: {
+            columns?: string[];
+            keys?: ("show_columns" | "description_columns" | "label_columns" | "show_title" | "none")[];
+        };
+        get_list_schema: {
+            columns?: string[];
+            filters?: {
+                col: string;
+                opr: string;
+                value: number | string | boolean | (number | string | boolean)[];
+            }[];
+            keys?: ("list_columns" | "order_columns" | "label_columns" | "description_columns" | "list_title" | "none")[];
+            order_column?: string;
+            /** @enum {string} */
+            order_direction?: "asc" | "desc";
+            page?: number;
+            page_size?: number;
+            select_columns?: string[];
+        };
+    };
+    responses: {
+        /** @description Bad request */
+        400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Unauthorized */
+        401: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Forbidden */
+        403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Not found */
+        404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Could not process entity */
+        422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Fatal error */
+        500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    message?: string;
+                };
+            };
+        };
+        /** @description Invalid input: {message, errors: [{field, reason}]} */
+        InvalidInput: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Role does not allow this */
+        NotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not authenticated */
+        NotAuthenticated: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Not found, or not in your projects */
+        NotFoundHere: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export type operations = Record<string, never>;
