@@ -33,15 +33,19 @@ lint: install frontend/node_modules/.installed
 	cd frontend && npm run --silent lint
 
 # Embedded default: SQLite + filesystem Celery transport in ./instance, local backend.
-start: install ui
+# Local jobs run sealed off in bubblewrap (docs/backends-local.md#isolation); root installs it when missing.
+bwrap:
+	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+
+start: install ui bwrap
 	$(VENV)/bin/myapp init
 	$(VENV)/bin/myapp run
 
 # The whole suite: the UI's own unit tests (Vitest); then SQLite + embedded transport, including the
 # browser tests (Playwright driving /usr/bin/chromium); then PostgreSQL (127.0.0.1:5432) + Redis (127.0.0.1:6379).
-test: install ui lint
+test: install ui lint bwrap
 	cd frontend && npx vitest run
 	$(PYTEST) -n 2 tests
 	MYAPP_TEST_DATABASE=postgresql $(PYTEST) -n 2 tests --ignore=tests/rendering --ignore=tests/e2e
 
-.PHONY: install ui api-types lint start test
+.PHONY: install ui api-types lint start test bwrap

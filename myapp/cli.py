@@ -85,6 +85,17 @@ def create_user(username: str, password: str, admin: bool) -> None:
     click.echo(f"user {username} created")
 
 
+@main.command()
+@with_appcontext
+def openapi() -> None:
+    """Print the API's OpenAPI spec (JSON, sorted keys) without a server; the UI's types come from it."""
+    from flask import current_app
+
+    from .api.openapi_dump import build_spec, dumps
+
+    click.echo(dumps(build_spec(current_app)), nl=False)
+
+
 def _celery_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "myapp.worker:celery", *args]
 
@@ -139,12 +150,28 @@ def _stop_all(procs: list[subprocess.Popen], grace: float = 15) -> None:
             proc.wait()
 
 
+def _say_job_isolation() -> None:
+    """Say at start whether local jobs run sealed off from the platform; where they cannot, the
+    local backend refuses them (unless the admin opted out), so say how to fix it."""
+    from .backends.local.sandbox import NONE, UNAVAILABLE, detect
+
+    isolation = detect()
+    if isolation.mode == UNAVAILABLE:
+        click.secho(f"Local jobs will be refused: {isolation.reason}.", fg="red", bold=True, err=True)
+    elif isolation.mode == NONE:
+        click.secho(f"WARNING: {isolation.reason}.", fg="red", bold=True, err=True)
+    else:
+        click.echo(f"{isolation.reason[0].upper()}{isolation.reason[1:]}.")
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True)
 @click.option("--web-workers", default=2, show_default=True)
 def run(host: str, port: int, web_workers: int) -> None:
     """The whole platform in one command: web, Celery worker and beat. Ctrl-C stops all."""
+    os.umask(0o077)  # what web, worker and beat create in MYAPP_HOME is the platform's alone
+    _say_job_isolation()
     env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"))
     commands = {
         "web": [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(web_workers),

@@ -14,9 +14,12 @@ from flask_appbuilder.const import AUTH_DB
 
 
 def instance_path() -> Path:
-    """The instance folder: database, secret key, Celery queues, job work dirs."""
+    """The instance folder: database, secret key, Celery queues, job work dirs. Private (0700):
+    jobs and other local users have no business in it."""
     path = Path(os.environ.get("MYAPP_HOME", Path.cwd() / "instance")).resolve()
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.geteuid():
+        os.chmod(path, 0o700)
     return path
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import sqlalchemy as sa
 import yaml
-from flask import current_app
 from flask_appbuilder.security.manager import BaseSecurityManager
 
 from .extensions import appbuilder, db
@@ -101,8 +100,8 @@ def ensure_project_token(project: Project) -> Path:
     if not db.session.scalar(sa.select(ProjectMember.id).filter_by(project_id=project.id, user_id=bot.id)):
         db.session.add(ProjectMember(project_id=project.id, user_id=bot.id, role=ProjectRole.DEVELOPER))
         db.session.commit()
-    path = local_workdir() / "secrets" / TOKEN_SECRET[0] / TOKEN_SECRET[1]
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = local_workdir() / "secrets" / project.namespace / TOKEN_SECRET[0] / TOKEN_SECRET[1]
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     token = create_access_token(identity=str(bot.id), expires_delta=TOKEN_LIFETIME)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -112,9 +111,11 @@ def ensure_project_token(project: Project) -> Path:
 
 def ensure_demo_pipeline(project: Project) -> Pipeline:
     """The example: train a digits classifier with DDP (2 replicas), register it, serve it."""
+    from .backends.registry import local_workdir
     from .pipelines.spec import apply, parse
 
-    model = Path(current_app.config["INSTANCE_PATH"]) / "models" / project.name / "digits-{{ run_id }}.pt"
+    # The project's data folder of the local backend: every job of the project reads and writes it.
+    model = local_workdir() / "data" / project.namespace / "digits-{{ run_id }}.pt"
     spec = {
         "name": "digits", "project": project.name,
         "description": "Train a digits classifier with PyTorch DDP, register it, serve it.",

@@ -6,8 +6,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -103,6 +104,24 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def host_pid(backend: LocalBackend, ref: JobRef, replica: str, inner: int) -> int:
+    """The host pid of the process a sandboxed replica knows as ``inner`` (it has its own PID
+    namespace, so ``os.getpid()`` there is small and means nothing outside)."""
+    import psutil
+
+    state = json.loads((backend.job_dir(ref) / ".myapp" / "state.json").read_text())
+    leader = psutil.Process(state["replicas"][replica]["pid"])
+    for proc in [leader, *leader.children(recursive=True)]:
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        except FileNotFoundError:
+            continue
+        nspids = next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:"))
+        if int(nspids[-1]) == inner:
+            return proc.pid
+    raise AssertionError(f"no process {inner} in {replica} of {ref.job_name}")
+
+
 class Backends:
     """Creates LocalBackends on one workdir with fast test settings; stops every job at teardown."""
 
@@ -123,7 +142,7 @@ class Backends:
             ref = JobRef.from_dict(json.loads(spec.read_text())["ref"])
             try:
                 backend.cancel(ref)
-            except Exception:  # noqa: BLE001 - best effort at teardown
+            except Exception:  # best effort at teardown
                 pass
 
 

@@ -1,6 +1,7 @@
 """LocalBackend lifecycle: idempotent submit, restart policies, backoff, cancel, adoption, kinds."""
 from __future__ import annotations
 
+import itertools
 import signal
 import textwrap
 import time
@@ -12,11 +13,35 @@ import pytest
 from myapp.backends.base import Backend, BackendError, JobState, UnsupportedKind
 
 try:
-    from .local_support import (backend, backends, finished, lines_of, pid_alive, python_script,  # noqa: F401
-                                render_template, running, set_command, wait_for, workload)
+    from .local_support import (
+        backend,
+        backends,
+        finished,
+        host_pid,
+        lines_of,
+        pid_alive,
+        python_script,
+        render_template,
+        running,
+        set_command,
+        wait_for,
+        workload,
+    )
 except ImportError:  # tests/backends is not a package
-    from local_support import (backend, backends, finished, lines_of, pid_alive, python_script,  # noqa: F401
-                               render_template, running, set_command, wait_for, workload)
+    from local_support import (  # noqa: F401
+        backend,
+        backends,
+        finished,
+        host_pid,
+        lines_of,
+        pid_alive,
+        python_script,
+        render_template,
+        running,
+        set_command,
+        wait_for,
+        workload,
+    )
 
 COUNT_STARTS = "open('starts', 'a').write('x'); n = len(open('starts').read())\n"
 
@@ -61,7 +86,7 @@ def test_restart_delay_grows_exponentially(backends):
     ref = backend.submit(render_template("python", {"script": script, "backoff_limit": 3}))
     assert finished(backend, ref).state is JobState.FAILED
     times = [float(t) for t in (backend.job_dir(ref) / "times").read_text().split()]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) == 3
     assert 0.35 < gaps[0] < gaps[1] < gaps[2]
     assert gaps[2] > 1.5  # 0.4, 0.8, 1.6
@@ -81,13 +106,16 @@ def test_training_replica_failure_fails_the_job_and_stops_the_rest(backend):
     manifests = render_template("pytorch-ddp", {"workers": 1})
     python_script(manifests, "import time; open('master-pid', 'w').write(str(__import__('os').getpid()));"
                              " time.sleep(60)", "Master")
-    python_script(manifests, "import sys, time; time.sleep(0.3); print('bad data', file=sys.stderr); "
-                             "sys.exit(2)", "Worker")
+    python_script(manifests, "import os, sys, time\nwhile not os.path.exists('go'): time.sleep(0.02)\n"
+                             "print('bad data', file=sys.stderr); sys.exit(2)", "Worker")
     ref = backend.submit(manifests)
+    folder = backend.job_dir(ref)
+    wait_for(lambda: (folder / "master-pid").exists() and (folder / "master-pid").read_text(), what="the master")
+    master = host_pid(backend, ref, "master-0", int((folder / "master-pid").read_text()))
+    (folder / "go").touch()
     status = finished(backend, ref)
     assert status.state is JobState.FAILED
     assert status.reason == "worker-0 exited with code 2: bad data"  # restartPolicy Never: no restart
-    master = int((backend.job_dir(ref) / "master-pid").read_text())
     assert not pid_alive(master)
 
 
@@ -156,7 +184,8 @@ def test_cancel_kills_the_whole_process_tree(backends):
     folder = backend.job_dir(ref)
     wait_for(lambda: all((folder / f"pid-{n}").exists() and (folder / f"pid-{n}").read_text()
                          for n in ("child", "grandchild", "escaped")), what="the process tree")
-    pids = [int((folder / f"pid-{n}").read_text()) for n in ("child", "grandchild", "escaped")]
+    pids = [host_pid(backend, ref, "job-0", int((folder / f"pid-{n}").read_text()))
+            for n in ("child", "grandchild", "escaped")]
     assert all(pid_alive(pid) for pid in pids)
     assert backend.status(ref).state is JobState.RUNNING
     backend.cancel(ref)
@@ -188,7 +217,7 @@ def test_dead_supervisor_is_reported_and_its_replicas_stopped(backend):
                                                               "time.sleep(300)"}))
     folder = backend.job_dir(ref)
     wait_for(lambda: (folder / "pid").exists() and (folder / "pid").read_text(), what="the replica")
-    replica = int((folder / "pid").read_text())
+    replica = host_pid(backend, ref, "job-0", int((folder / "pid").read_text()))
     supervisor = psutil.Process(int(__import__("json").loads((folder / ".myapp/supervisor.json").read_text())["pid"]))
     supervisor.kill()
     supervisor.wait(5)
@@ -226,7 +255,7 @@ def test_mpijob_without_mpirun_is_unsupported(backend, monkeypatch):
 def test_command_only_inside_the_image_is_refused(backend):
     manifests = render_template("python")
     set_command(manifests, ["python", "/opt/not-in-any-template/main.py"])
-    with pytest.raises(BackendError, match="/opt/not-in-any-template/main.py is inside the image"):
+    with pytest.raises(BackendError, match=r"/opt/not-in-any-template/main\.py is inside the image"):
         backend.submit(manifests)
 
 
@@ -280,7 +309,7 @@ def _fake_jupyter(tmp_path, module: str, importable: bool = True):
 
 def test_notebook_runs_a_local_jupyter_with_a_token(backends, tmp_path):
     path = _fake_jupyter(tmp_path, "jupyterlab")
-    backend = backends(extra_env={"PYTHONPATH": str(path)})
+    backend = backends(extra_env={"PYTHONPATH": str(path)}, read_only_paths=[path])  # visible to the sandbox
     ref = backend.submit(render_template("notebook", {"name": "alice"}))
     status = running(backend, ref)
     assert status.state is JobState.RUNNING
@@ -336,7 +365,7 @@ def test_cleanup_archives_logs_and_removes_the_folder(backend, tmp_path):
     assert finished(backend, ref).state is JobState.SUCCEEDED
     archive = FileLogArchive(tmp_path / "archive")
     backend.cleanup(ref, archive)
-    assert [(l.replica, l.seq, l.line) for l in archive.read(ref)] == [("job-0", i + 1, f"line {i}") for i in range(5)]
+    assert [(x.replica, x.seq, x.line) for x in archive.read(ref)] == [("job-0", i + 1, f"line {i}") for i in range(5)]
     assert not backend.job_dir(ref).exists()
     backend.cleanup(ref, archive)  # idempotent
 
@@ -346,10 +375,11 @@ def test_cleanup_of_a_running_job_stops_it_first(backend, tmp_path):
 
     ref = backend.submit(render_template("python", {"script": "import os, time; print(os.getpid(), flush=True); "
                                                               "time.sleep(300)"}))
-    pid = int(wait_for(lambda: lines_of(backend, ref), what="the pid")[0])
+    inner = int(wait_for(lambda: lines_of(backend, ref), what="the pid")[0])
+    pid = host_pid(backend, ref, "job-0", inner)
     backend.cleanup(ref, FileLogArchive(tmp_path / "archive"))
     assert not pid_alive(pid)
-    assert FileLogArchive(tmp_path / "archive").read(ref)[0].line == str(pid)
+    assert FileLogArchive(tmp_path / "archive").read(ref)[0].line == str(inner)
 
 
 def test_signal_exit_code_is_reported_like_a_container_runtime(backend):

@@ -9,16 +9,40 @@ import pytest
 from myapp.backends.base import JobState
 
 try:
-    from .local_support import (PRINT_ENV, backend, backends, env_of, finished, lines_of,  # noqa: F401
-                                make_ctx, print_env_and_wait, python_script, render_template, workload)
+    from .local_support import (
+        NAMESPACE,
+        PRINT_ENV,
+        backend,
+        backends,
+        env_of,
+        finished,
+        lines_of,
+        make_ctx,
+        print_env_and_wait,
+        python_script,
+        render_template,
+        workload,
+    )
 except ImportError:  # tests/backends is not a package
-    from local_support import (PRINT_ENV, backend, backends, env_of, finished, lines_of,  # noqa: F401
-                               make_ctx, print_env_and_wait, python_script, render_template, workload)
+    from local_support import (  # noqa: F401
+        NAMESPACE,
+        PRINT_ENV,
+        backend,
+        backends,
+        env_of,
+        finished,
+        lines_of,
+        make_ctx,
+        print_env_and_wait,
+        python_script,
+        render_template,
+        workload,
+    )
 
 
 def test_env_contract_secret_and_no_platform_leak(backend, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://platform-secret@db/myapp")  # the worker's own env
-    secret = backend.workdir / "secrets" / "myapp-api-token" / "token"
+    secret = backend.workdir / "secrets" / NAMESPACE / "myapp-api-token" / "token"
     secret.parent.mkdir(parents=True)
     secret.write_text("s3cr3t-token\n")
     ctx = make_ctx("register", attempt=2)
@@ -48,12 +72,12 @@ def test_missing_secret_fails_with_clear_reason(backend):
     status = finished(backend, ref)
     assert status.state is JobState.FAILED
     assert status.reason.startswith("CreateContainerConfigError: job-0: secret 'myapp-api-token' key 'token'")
-    assert str(backend.workdir / "secrets" / "myapp-api-token" / "token") in status.reason
+    assert str(backend.workdir / "secrets" / NAMESPACE / "myapp-api-token" / "token") in status.reason
 
 
 def test_template_entry_code_runs_from_the_catalog_folder(backend):
     """`python /app/main.py` maps to job-templates/model-register/main.py via its Dockerfile."""
-    secret = backend.workdir / "secrets" / "myapp-api-token" / "token"
+    secret = backend.workdir / "secrets" / NAMESPACE / "myapp-api-token" / "token"
     secret.parent.mkdir(parents=True)
     secret.write_text("x")
     manifests = render_template("model-register", {"model_name": "digits", "model_version": "7",

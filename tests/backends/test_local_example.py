@@ -13,9 +13,9 @@ import urllib.request
 from myapp.backends.base import JobState
 
 try:
-    from .local_support import backend, backends, finished, render_template, running  # noqa: F401
+    from .local_support import NAMESPACE, backend, backends, finished, render_template, running
 except ImportError:  # tests/backends is not a package
-    from local_support import backend, backends, finished, render_template, running  # noqa: F401
+    from local_support import NAMESPACE, backend, backends, finished, render_template, running  # noqa: F401
 
 
 def post(url: str, body: dict) -> dict:
@@ -25,11 +25,12 @@ def post(url: str, body: dict) -> dict:
         return json.loads(response.read())
 
 
-def test_train_ddp_then_serve_the_model(backend, tmp_path):
+def test_train_ddp_then_serve_the_model(backend):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    model = tmp_path / "models" / "digits.pt"
+    # The project's data folder: what one job writes there, the next one of the project reads.
+    model = backend.data_dir(NAMESPACE) / "models" / "digits.pt"
     train = render_template("pytorch-ddp", {"workers": 1, "epochs": 12, "output_path": str(model)}, task="train")
     ref = backend.submit(train)
     assert ref.primary.kind == "PyTorchJob"
@@ -38,8 +39,8 @@ def test_train_ddp_then_serve_the_model(backend, tmp_path):
     assert status.replicas == {"Master": {"active": 0, "succeeded": 1, "failed": 0, "restarts": 0},
                                "Worker": {"active": 0, "succeeded": 1, "failed": 0, "restarts": 0}}
     lines = [line.line for line in backend.logs(ref) if line.replica == "master-0"]
-    accuracy = float(next(re.fullmatch(r"test accuracy: ([0-9.]+)", l).group(1) for l in lines
-                          if l.startswith("test accuracy")))
+    accuracy = float(next(re.fullmatch(r"test accuracy: ([0-9.]+)", x).group(1) for x in lines
+                          if x.startswith("test accuracy")))
     assert accuracy >= 0.9
     assert model.is_file()
 
@@ -55,9 +56,9 @@ def test_train_ddp_then_serve_the_model(backend, tmp_path):
     features, labels = load_digits(return_X_y=True)
     _, x_test, _, y_test = train_test_split(features, labels, test_size=0.2, random_state=42, stratify=labels)
     predictions = post(status.url + "/predict", {"instances": x_test.tolist()})["predictions"]
-    served_accuracy = sum(int(p == y) for p, y in zip(predictions, y_test)) / len(y_test)
+    served_accuracy = sum(int(p == y) for p, y in zip(predictions, y_test, strict=True)) / len(y_test)
     assert round(served_accuracy, 4) == accuracy  # the served model is the trained one (printed to 4 places)
-    index = next(i for i, (p, y) in enumerate(zip(predictions, y_test)) if p == y)
+    index = next(i for i, (p, y) in enumerate(zip(predictions, y_test, strict=True)) if p == y)
     digit = x_test[index].tolist()
     assert len(digit) == 64
     assert post(status.url + "/predict", {"instances": [digit]}) == {"predictions": [int(y_test[index])]}

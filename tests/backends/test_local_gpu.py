@@ -11,11 +11,27 @@ from myapp.backends.local import GpuDevice, GpuPool, nvml_devices
 from myapp.backends.local.procs import ProcessId
 
 try:
-    from .local_support import (PRINT_ENV, backends, env_of, finished, print_env_and_wait,  # noqa: F401
-                                python_script, render_template, wait_for)
+    from .local_support import (
+        PRINT_ENV,
+        backends,
+        env_of,
+        finished,
+        print_env_and_wait,
+        python_script,
+        render_template,
+        wait_for,
+    )
 except ImportError:  # tests/backends is not a package
-    from local_support import (PRINT_ENV, backends, env_of, finished, print_env_and_wait,  # noqa: F401
-                               python_script, render_template, wait_for)
+    from local_support import (  # noqa: F401
+        PRINT_ENV,
+        backends,
+        env_of,
+        finished,
+        print_env_and_wait,
+        python_script,
+        render_template,
+        wait_for,
+    )
 
 FOUR = [GpuDevice(i, f"GPU-{i:04d}", "Fake A100", 80 * 2**30) for i in range(4)]
 
@@ -73,7 +89,7 @@ def test_replicas_see_their_own_gpus(backends):
 
 def test_jobs_wait_for_busy_gpus_and_get_them_when_freed(backends):
     backend = backends(gpus=FOUR[:2])
-    holder = render_template("python", {"script": "import os, time\nwhile not os.path.exists('../release'): "
+    holder = render_template("python", {"script": "import os, time\nwhile not os.path.exists('release'): "
                                                   "time.sleep(0.02)"}, resources={"gpu": 2})
     first = backend.submit(holder)
     wait_for(lambda: backend.status(first).state is JobState.RUNNING, what="the first job")
@@ -84,7 +100,7 @@ def test_jobs_wait_for_busy_gpus_and_get_them_when_freed(backends):
     status = wait_for(lambda: (s := backend.status(second)).state is JobState.WAITING and s, what="waiting")
     assert status.reason == "waiting for 1 GPU(s): 0 of 2 free"
 
-    (backend.workdir / first.namespace / "release").touch()
+    (backend.job_dir(first) / "release").touch()  # the job sees its own folder only
     assert finished(backend, first).state is JobState.SUCCEEDED
     assert finished(backend, second).state is JobState.SUCCEEDED
     assert env_of(backend, second)["job-0"]["CUDA_VISIBLE_DEVICES"] == "0"

@@ -7,11 +7,9 @@ import time
 from myapp.backends.base import JobState
 
 try:
-    from .local_support import (backend, backends, finished, lines_of, python_script,  # noqa: F401
-                                render_template, wait_for)
+    from .local_support import backend, backends, finished, lines_of, python_script, render_template, wait_for
 except ImportError:  # tests/backends is not a package
-    from local_support import (backend, backends, finished, lines_of, python_script,  # noqa: F401
-                               render_template, wait_for)
+    from local_support import backend, backends, finished, lines_of, python_script, render_template, wait_for  # noqa: F401
 
 # Every replica prints 40 lines (stdout and stderr), 10 ms apart; the master waits for the others.
 CHATTY = """
@@ -43,10 +41,10 @@ def test_merged_logs_are_tagged_with_per_replica_seq(backend):
         by_replica.setdefault(line.replica, []).append(line)
     assert sorted(by_replica) == ["master-0", "worker-0", "worker-1"]
     for replica, own in by_replica.items():
-        assert [l.seq for l in own] == list(range(1, 41))
-        assert [l.line.rsplit(" ", 1)[1] for l in own] == [str(i) for i in range(40)]  # stdout+stderr in order
-        assert all(l.line.startswith(f"{ref.job_name}-{replica}") for l in own)
-    stamps = [l.timestamp for l in lines]
+        assert [x.seq for x in own] == list(range(1, 41))
+        assert [x.line.rsplit(" ", 1)[1] for x in own] == [str(i) for i in range(40)]  # stdout+stderr in order
+        assert all(x.line.startswith(f"{ref.job_name}-{replica}") for x in own)
+    stamps = [x.timestamp for x in lines]
     assert stamps == sorted(stamps)  # merged by time
 
 
@@ -80,11 +78,11 @@ def test_resume_after_seq_has_no_duplicates_and_no_gaps(backend):
             break
     first.close()
     got += list(backend.logs(ref, follow=True, after=after))
-    keys = [(l.replica, l.seq) for l in got]
+    keys = [(x.replica, x.seq) for x in got]
     assert len(keys) == len(set(keys)) == 120
     again = list(backend.logs(ref, after={"master-0": 40, "worker-0": 39}))
-    assert [(l.replica, l.seq) for l in again if l.replica != "worker-1"] == [("worker-0", 40)]
-    assert len([l for l in again if l.replica == "worker-1"]) == 40
+    assert [(x.replica, x.seq) for x in again if x.replica != "worker-1"] == [("worker-0", 40)]
+    assert len([x for x in again if x.replica == "worker-1"]) == 40
 
 
 def test_partial_and_long_lines_and_restarts_append(backend):
@@ -93,8 +91,8 @@ def test_partial_and_long_lines_and_restarts_append(backend):
     ref = backend.submit(render_template("python", {"script": script, "backoff_limit": 1}))
     assert finished(backend, ref).state is JobState.SUCCEEDED
     lines = list(backend.logs(ref))
-    assert [len(l.line) for l in lines] == [65536, 70000 - 65536, 17] * 2
-    assert lines[2].line == "no newline at end" and [l.seq for l in lines] == [1, 2, 3, 4, 5, 6]
+    assert [len(x.line) for x in lines] == [65536, 70000 - 65536, 17] * 2
+    assert lines[2].line == "no newline at end" and [x.seq for x in lines] == [1, 2, 3, 4, 5, 6]
 
 
 def test_logs_of_the_whole_job_after_a_new_backend_instance(backends):

@@ -10,9 +10,9 @@ from myapp.backends.local.plan import EntryMap, Planner, _expand, _remap_ports
 from myapp.catalog import catalog_root
 
 try:
-    from .local_support import render_template, workload
+    from .local_support import make_ctx, render_template, workload
 except ImportError:  # tests/backends is not a package
-    from local_support import render_template, workload
+    from local_support import make_ctx, render_template, workload
 
 
 def planner(tmp_path) -> Planner:
@@ -74,6 +74,28 @@ def test_expand_and_remap_helpers():
     assert env == {"PORT": "1234", "OTHER": "8080"}
 
 
+@pytest.mark.parametrize("namespace", ["secrets", "configmaps", "data", "a.b", "-x", "x" * 64])
+def test_namespaces_are_labels_and_never_a_folder_of_the_workdir(tmp_path, namespace):
+    """workdir/secrets/<namespace>/ and workdir/<namespace>/<job>/ must never meet."""
+    manifests = render_template("python")
+    workload(manifests)["metadata"]["namespace"] = namespace  # a manifest not rendered by the platform
+    with pytest.raises(BackendError, match="is not a valid namespace"):
+        planner(tmp_path).plan(manifests)
+
+
+def test_secrets_are_read_from_the_project_folder(tmp_path):
+    manifests = render_template("model-register", {"model_name": "m", "model_version": "1", "model_path": "/m.pt"},
+                                ctx=make_ctx(namespace="team-a"))
+    (tmp_path / "secrets" / "team-b" / "myapp-api-token").mkdir(parents=True)
+    (tmp_path / "secrets" / "team-b" / "myapp-api-token" / "token").write_text("theirs")
+    _, run = planner(tmp_path).plan(manifests)
+    assert run["failure"].endswith(f"create the file {tmp_path / 'secrets/team-a/myapp-api-token/token'}")
+    (tmp_path / "secrets" / "team-a" / "myapp-api-token").mkdir(parents=True)
+    (tmp_path / "secrets" / "team-a" / "myapp-api-token" / "token").write_text("ours\n")
+    _, run = planner(tmp_path).plan(manifests)
+    assert run["failure"] is None and run["replicas"][0]["containers"][-1]["env"]["PLATFORM_API_TOKEN"] == "ours"
+
+
 def test_one_workload_per_submit(tmp_path):
     manifests = render_template("python") + render_template("python")
     with pytest.raises(BackendError, match="exactly one workload"):
@@ -83,7 +105,7 @@ def test_one_workload_per_submit(tmp_path):
 
 
 def test_unknown_kinds_are_unsupported(tmp_path):
-    manifests = render_template("python") + [{"apiVersion": "example.com/v1", "kind": "Widget",
+    manifests = [*render_template("python"), {"apiVersion": "example.com/v1", "kind": "Widget",
                                               "metadata": {"name": "w"}}]
     with pytest.raises(UnsupportedKind, match="Widget"):
         planner(tmp_path).plan(manifests)

@@ -3,13 +3,16 @@
 Layout of ``workdir``::
 
     <namespace>/<job-name>/            the attempt's working folder (cwd of its processes)
-    <namespace>/<job-name>/.myapp/     spec.json, state.json, supervisor.json, logs/, metrics.jsonl
-    secrets/<name>/<key>               values for secretKeyRef (configmaps/<name>/<key> likewise)
+    <namespace>/<job-name>/.myapp/     spec.json, state.json, supervisor.json, logs/, metrics.jsonl, etc/
+    data/<namespace>/                  the project's data folder: outlives attempts (models, outputs)
+    secrets/<namespace>/<name>/<key>   values for secretKeyRef (configmaps/<namespace>/<name>/<key> likewise)
     gpus.json                          machine-wide GPU allocations
+    uids.json                          the uid of each project's jobs (when the platform runs as root)
 
 Each submitted job gets a detached supervisor process (``supervisor.py``); this class only
 plans, spawns and reads files, so any instance (e.g. of a restarted worker) can answer for
-any job.
+any job. Replicas run sandboxed (``sandbox.py``); everything here is private to the platform
+(0700) except the attempt and data folders, which belong to the project's uid.
 """
 from __future__ import annotations
 
@@ -21,11 +24,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..base import BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, Status
+from . import sandbox
 from .gpu import GpuDevice, GpuPool, nvml_devices
 from .logfiles import LogCursor
 from .plan import Planner, Settings
@@ -45,6 +50,10 @@ class LocalBackend:
     ``gpus``: "auto" reads the devices through NVML (none without nvidia-ml-py / a driver), a
     list fixes them, a callable is asked on every submit (tests inject fake devices this way).
     ``python``: the interpreter that replaces the image's ``python`` (default: this one).
+    ``isolation``: how replicas are sandboxed (default: ``sandbox.detect()`` at each submit, which
+    refuses jobs on a machine that cannot isolate them unless MYAPP_UNSAFE_NO_JOB_ISOLATION=1).
+    ``read_only_paths``: host folders a sandboxed job may read besides the system, the Python
+    installation and the catalog (say, a shared dataset).
     """
 
     name = "local"
@@ -53,9 +62,10 @@ class LocalBackend:
                  python: str | None = None, extra_env: Mapping[str, str] | None = None,
                  override_env: Mapping[str, str] | None = None,
                  restart_delay: float = 1.0, max_restart_delay: float = 300.0, grace_period: float = 10.0,
-                 metrics_interval: float = 5.0, poll_interval: float = 0.05):
+                 metrics_interval: float = 5.0, poll_interval: float = 0.05,
+                 isolation: sandbox.Isolation | None = None, read_only_paths: Sequence[Path | str] = ()):
         self.workdir = Path(workdir).resolve()
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        _private_dir(self.workdir)
         if catalog_root is None:
             from myapp.catalog import catalog_root as default_root
 
@@ -69,6 +79,8 @@ class LocalBackend:
                                  poll_interval=poll_interval)
         self.poll_interval = poll_interval
         self._gpus = gpus
+        self.isolation = isolation
+        self.read_only_paths = [Path(p).resolve() for p in read_only_paths]
         self._auto_devices: list[GpuDevice] | None = None
         self._children: list[subprocess.Popen] = []
 
@@ -79,8 +91,13 @@ class LocalBackend:
     def _meta(self, ref: JobRef) -> Path:
         return self.job_dir(ref) / META
 
+    def data_dir(self, namespace: str) -> Path:
+        """The project's data folder: read-write for all its jobs, kept across attempts (cleanup
+        leaves it), the place for outputs such as models."""
+        return self.workdir / "data" / namespace
+
     def _devices(self) -> tuple[list[GpuDevice], str]:
-        if self._gpus == "auto":
+        if isinstance(self._gpus, str):  # "auto"
             if self._auto_devices is None:
                 self._auto_devices = nvml_devices()
             return list(self._auto_devices), "nvml" if self._auto_devices else "none"
@@ -92,10 +109,12 @@ class LocalBackend:
 
     # -- Backend protocol ---------------------------------------------------------------------
     def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
+        isolation = self.isolation or sandbox.detect()
+        isolation.require()  # never silently unisolated: IsolationUnavailable says what to do
         devices, source = self._devices()
         planner = Planner(workdir=self.workdir, catalog_root=self.catalog_root, python=self.python,
                           extra_env=self.extra_env, override_env=self.override_env, devices=devices,
-                          gpu_source=source, settings=self.settings)
+                          gpu_source=source, settings=self.settings, sandbox_env=sandbox.job_env(isolation.mode))
         ref, run = planner.plan(manifests)
         meta = self._meta(ref)
         with self._job_lock(ref):
@@ -103,9 +122,12 @@ class LocalBackend:
                 if read_json(meta / "supervisor.json") is None:
                     self._spawn(ref)
                 return ref
-            (meta / "logs").mkdir(parents=True, exist_ok=True)
+            _private_dir(self.job_dir(ref))
+            _private_dir(meta)
+            (meta / "logs").mkdir(mode=0o700, exist_ok=True)
             run["ref"] = ref.as_dict()
             run["gpu_pool"] = str(self.workdir / "gpus.json")
+            run["sandbox"] = self._sandbox(isolation, ref, run)
             write_json(meta / "spec.json", run)
             self._spawn(ref)
         return ref
@@ -173,7 +195,7 @@ class LocalBackend:
         if supervisor is not None:
             try:
                 supervisor.send_signal(signal.SIGTERM)
-            except Exception:  # noqa: BLE001 - it just exited
+            except Exception:  # it just exited
                 pass
         spec = self._spec(ref)
         deadline = time.monotonic() + spec["settings"]["grace_period"] + 10
@@ -194,7 +216,7 @@ class LocalBackend:
         if supervisor is not None:  # it exits right after writing the final state
             try:
                 supervisor.wait(timeout=10)
-            except Exception:  # noqa: BLE001 - psutil.TimeoutExpired: remove anyway
+            except Exception:  # psutil.TimeoutExpired: remove anyway
                 pass
         archive.write(ref, list(self.logs(ref)))
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
@@ -220,15 +242,35 @@ class LocalBackend:
     @contextmanager
     def _job_lock(self, ref: JobRef) -> Iterator[None]:
         folder = self.workdir / ref.namespace
-        folder.mkdir(parents=True, exist_ok=True)
+        _private_dir(folder)
         with open(folder / f".{ref.job_name}.lock", "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             yield
 
+    def _sandbox(self, isolation: sandbox.Isolation, ref: JobRef, run: dict[str, Any]) -> dict[str, Any] | None:
+        """Makes the project's data folder, and returns the job's sandbox (None when isolation is
+        off): the project's uid owns the attempt and data folders; the control folder .myapp stays
+        the platform's, and hidden from the job."""
+        cwd, data = self.job_dir(ref), self.data_dir(ref.namespace)
+        _private_dir(data.parent)
+        data.mkdir(mode=0o700, exist_ok=True)
+        if not isolation.sandboxed:
+            return None
+        uid = sandbox.project_uid(self.workdir / "uids.json", ref.namespace) if isolation.mode == sandbox.UID else None
+        for folder in (cwd, data):
+            if uid is not None:
+                os.chown(folder, uid, uid)
+            os.chmod(folder, 0o700)
+        etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
+        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data,
+                            read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths],
+                            hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
+
     def _spawn(self, ref: JobRef) -> None:
         meta = self._meta(ref)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+        # Not the platform's environment (database URL, admin password, secret key): the supervisor
+        # needs none of it, and each replica gets its own from the plan.
+        env = sandbox.supervisor_env(str(REPO_ROOT))
         with open(meta / "supervisor.log", "ab") as log:
             proc = subprocess.Popen([sys.executable, "-m", "myapp.backends.local.supervisor", str(self.job_dir(ref))],
                                     cwd=self.job_dir(ref), env=env, stdin=subprocess.DEVNULL, stdout=log,
@@ -236,7 +278,7 @@ class LocalBackend:
         self._children.append(proc)
         try:
             ident = ProcessId.of(proc.pid)
-        except Exception:  # noqa: BLE001 - already gone; status() will notice
+        except Exception:  # already gone; status() will notice
             ident = ProcessId(proc.pid, 0.0)
         write_json(meta / "supervisor.json", ident.as_dict())
 
@@ -290,3 +332,10 @@ class LocalBackend:
             current.setdefault("replicas", {})
             write_json(self._meta(ref) / "state.json", current)
             return current
+
+
+def _private_dir(path: Path) -> None:
+    """The platform's folders: nobody else may list or enter them."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_uid == os.geteuid():
+        os.chmod(path, 0o700)

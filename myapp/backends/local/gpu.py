@@ -11,10 +11,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from .procs import ProcessId, is_alive
 
@@ -38,7 +39,7 @@ def nvml_devices() -> list[GpuDevice]:
         return []
     try:
         pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
+    except Exception:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
         return []
     try:
         out = []
@@ -66,7 +67,7 @@ class GpuSampler:
 
             pynvml.nvmlInit()
             self._nvml = pynvml
-        except Exception:  # noqa: BLE001 - absent library or driver: no GPU metrics
+        except Exception:  # absent library or driver: no GPU metrics
             self._nvml = None
 
     def sample(self, devices: Sequence[int], pids: set[int]) -> tuple[float | None, int | None]:
@@ -81,7 +82,7 @@ class GpuSampler:
                 for proc in nv.nvmlDeviceGetComputeRunningProcesses(handle):
                     if proc.pid in pids and proc.usedGpuMemory:
                         memory += int(proc.usedGpuMemory)
-        except Exception:  # noqa: BLE001 - a device vanished / permission: report nothing
+        except Exception:  # a device vanished / permission: report nothing
             return None, None
         return sum(utils) / len(utils), memory
 
@@ -89,7 +90,7 @@ class GpuSampler:
         if self._nvml is not None:
             try:
                 self._nvml.nvmlShutdown()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
 
 

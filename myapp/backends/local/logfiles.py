@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import BinaryIO
 
 from ..base import LogLine
 
@@ -99,7 +100,7 @@ class LogCursor:
         self.seq = 0  # lines consumed so far (= seq of the last line read)
         self.after = after
         self._offset = 0
-        self._fh = None
+        self._fh: BinaryIO | None = None
 
     def read(self) -> list[LogLine]:
         if self._fh is None:

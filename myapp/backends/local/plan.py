@@ -16,9 +16,10 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
 from ..base import BackendError, JobRef, ObjectRef, UnsupportedKind
@@ -80,7 +81,8 @@ class Planner:
     def plan(self, manifests: Sequence[Mapping[str, Any]]) -> tuple[JobRef, dict[str, Any]]:
         if not isinstance(manifests, (list, tuple)) or not manifests:
             raise BackendError("submit needs a non-empty list of manifests")
-        workloads, data = [], {"Secret": {}, "ConfigMap": {}}
+        workloads: list[Mapping[str, Any]] = []
+        data: dict[str, dict[str, dict[str, str]]] = {"Secret": {}, "ConfigMap": {}}
         for obj in manifests:
             if not isinstance(obj, Mapping) or not obj.get("kind") or not (obj.get("metadata") or {}).get("name"):
                 raise BackendError("every manifest needs apiVersion, kind and metadata.name")
@@ -135,7 +137,7 @@ class Planner:
         else:  # Deployment, Notebook: long-running, restarted forever
             run.update(mode="service", backoff_limit=None, active_deadline=None)
 
-        replicas = []
+        replicas: list[dict[str, Any]] = []
         for rtype, template_spec, count, restart in groups:
             for index in range(count):
                 replicas.append({"name": f"{rtype.lower()}-{index}", "type": rtype, "index": index,
@@ -221,7 +223,7 @@ class Planner:
         elif kind == "TFJob":
             ports = free_ports(len(replicas))
             cluster: dict[str, list[str]] = {}
-            for replica, port in zip(replicas, ports):
+            for replica, port in zip(replicas, ports, strict=True):
                 if replica["type"].lower() != "evaluator":
                     cluster.setdefault(replica["type"].lower(), []).append(f"127.0.0.1:{port}")
             for replica in replicas:
@@ -230,7 +232,7 @@ class Planner:
                 out[replica["name"]] = {"TF_CONFIG": json.dumps(config, separators=(",", ":"))}
         return out
 
-    def _replica(self, run: dict[str, Any], replica: dict[str, Any], entry: "EntryMap",
+    def _replica(self, run: dict[str, Any], replica: dict[str, Any], entry: EntryMap,
                  operator_env: dict[str, str], data: dict[str, dict[str, dict[str, str]]],
                  cwd: Path) -> dict[str, Any]:
         pod_meta, pod = replica["pod"].get("metadata") or {}, replica["pod"].get("spec") or {}
@@ -242,7 +244,7 @@ class Planner:
         ports: dict[str, int] = {}
         remap: dict[int, int] = {}
         if run["mode"] == "service" and container_ports:
-            for port, host in zip(container_ports, free_ports(len(container_ports))):
+            for port, host in zip(container_ports, free_ports(len(container_ports)), strict=True):
                 ports[port.get("name") or str(port["containerPort"])] = host
                 remap[int(port["containerPort"])] = host
         pod_info = {"name": pod_name, "namespace": run["namespace"], "labels": pod_meta.get("labels") or {},
@@ -392,7 +394,7 @@ class Planner:
             return False
 
     # -- argv ---------------------------------------------------------------------------------
-    def _argv(self, argv: list[str], entry: "EntryMap", every_python: bool) -> list[str]:
+    def _argv(self, argv: list[str], entry: EntryMap, every_python: bool) -> list[str]:
         out = []
         for index, token in enumerate(argv):
             if (index == 0 or every_python) and PYTHON_NAME.fullmatch(os.path.basename(token)):
@@ -413,10 +415,10 @@ class EntryMap:
         self.files: dict[str, Path] = {}
         self.dirs: dict[str, Path] = {}
         dockerfile = self.folder / "Dockerfile" if self.folder else None
-        if dockerfile is not None and dockerfile.is_file():
-            self._parse(dockerfile.read_text(encoding="utf-8"))
+        if self.folder is not None and dockerfile is not None and dockerfile.is_file():
+            self._parse(self.folder, dockerfile.read_text(encoding="utf-8"))
 
-    def _parse(self, text: str) -> None:
+    def _parse(self, folder: Path, text: str) -> None:
         workdir = "/"
         for line in re.sub(r"\\\n", " ", text).splitlines():
             words = line.strip().split(None, 1)
@@ -437,8 +439,8 @@ class EntryMap:
                 *sources, dest = tokens
                 dest_abs = os.path.normpath(os.path.join(workdir, dest))
                 for source in sources:
-                    host = (self.folder / source).resolve()
-                    if not str(host).startswith(str(self.folder.resolve())) or "://" in source:
+                    host = (folder / source).resolve()
+                    if not str(host).startswith(str(folder.resolve())) or "://" in source:
                         continue
                     if host.is_dir():
                         self.dirs[dest_abs] = host

@@ -7,9 +7,10 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import psutil
 
@@ -22,11 +23,11 @@ class ProcessId:
     create_time: float
 
     @classmethod
-    def of(cls, pid: int) -> "ProcessId":
+    def of(cls, pid: int) -> ProcessId:
         return cls(pid, psutil.Process(pid).create_time())
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "ProcessId | None":
+    def from_dict(cls, data: dict[str, Any] | None) -> ProcessId | None:
         if not data:
             return None
         return cls(int(data["pid"]), float(data["create_time"]))

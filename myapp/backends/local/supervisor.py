@@ -5,8 +5,9 @@
 
 * waits for GPUs from the machine-wide pool (state "waiting") and hands them out through
   CUDA_VISIBLE_DEVICES;
-* starts every replica as a process in its own session / process group, running its init
-  containers first, stdout and stderr relayed line by line into ``.myapp/logs/<replica>.log``;
+* starts every replica as a process in its own session / process group, inside the job's
+  sandbox (``sandbox.wrap``: bubblewrap, the project's uid) unless isolation is off, running its
+  init containers first, stdout and stderr relayed line by line into ``.myapp/logs/<replica>.log``;
 * restarts replicas per their restart policy with exponential delay, counts the job's
   backoff limit, applies the success policy (Master / Chief / worker-0 / all), the deadline,
   and readiness probes of services;
@@ -34,13 +35,15 @@ from typing import Any
 
 import psutil
 
-from .gpu import GpuPool, GpuSampler
+from .gpu import GpuDevice, GpuPool, GpuSampler
 from .logfiles import ReplicaLog
 from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
+from .sandbox import wrap
 
 META = ".myapp"
 TERMINAL = ("succeeded", "failed", "cancelled")
 SETTLE_SECONDS = 1.0
+METRICS_RETRY_SECONDS = 0.5
 
 
 class Pump(threading.Thread):
@@ -130,7 +133,7 @@ class Replica:
         self.log = log
         self.phase = "pending"  # pending, running, backoff, succeeded, failed, stopped
         self.stage = 0  # index into spec["containers"] (init containers first)
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | _Failed | None = None
         self.ident: ProcessId | None = None
         self.restarts = 0
         self.backoff_steps = 0
@@ -150,6 +153,7 @@ class Supervisor:
         self.spec: dict[str, Any] = json.loads((self.meta / "spec.json").read_text())
         self.settings: dict[str, Any] = self.spec["settings"]
         self.mode: str = self.spec["mode"]
+        self.sandbox: dict[str, Any] | None = self.spec.get("sandbox")
         self.me = ProcessId.of(os.getpid())
         (self.meta / "logs").mkdir(exist_ok=True)
         self.replicas = [Replica(r, ReplicaLog(self.meta / "logs" / f"{r['name']}.log"))
@@ -164,12 +168,13 @@ class Supervisor:
         self.last_written = ""
         self.note = ""
         self.metrics_at = 0.0
+        self.sampled_at = 0.0  # when sample_metrics last ran
         self.cpu_seen: dict[tuple[int, float], float] = {}
         self.gpu_sampler: GpuSampler | None = None
         self.exit_code: int | None = None
         self.owner = f"{self.spec['namespace']}/{self.spec['job_name']}"
         self.pool = GpuPool(Path(self.spec["gpu_pool"]),
-                            [_Device(d["index"]) for d in self.spec["gpu"]["devices"]])
+                            [GpuDevice(**d) for d in self.spec["gpu"]["devices"]])
 
     # -- main ---------------------------------------------------------------------------------
     def run(self) -> int:
@@ -222,8 +227,12 @@ class Supervisor:
             return "failed", f"DeadlineExceeded: the job ran longer than {deadline} s", None
         self.probe(now)
         if now >= self.metrics_at:
-            self.metrics_at = now + self.settings["metrics_interval"]
-            self.sample_metrics(now)
+            sampled = self.sample_metrics(now)
+            # A replica just launched may still be only its sandbox (bwrap, not counted): look again
+            # soon instead of a whole interval later, so a short job still gets its samples.
+            running = sum(1 for r in self.replicas if r.phase == "running")
+            soon = min(METRICS_RETRY_SECONDS, self.settings["metrics_interval"])
+            self.metrics_at = now + (soon if sampled < running else self.settings["metrics_interval"])
             self.reap_orphans()
         return None
 
@@ -262,10 +271,13 @@ class Supervisor:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(d) for d in replica.gpus)
         if replica.gpus:
             env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"  # NVML's order, so the indices mean the same devices
+        argv = container["argv"]
+        if self.sandbox is not None:
+            argv = wrap(self.sandbox, argv, replica.spec.get("hostname") or replica.name, gpus=bool(replica.gpus))
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
-            proc = subprocess.Popen(container["argv"], cwd=self.spec["cwd"], env=env, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(argv, cwd=self.spec["cwd"], env=env, stdin=subprocess.DEVNULL,
                                     stdout=out_w, stderr=err_w, start_new_session=True, close_fds=True)
         except OSError as exc:
             proc = None
@@ -292,40 +304,51 @@ class Supervisor:
 
     def on_exit(self, replica: Replica, code: int) -> str | None:
         """A container ended: next init stage, restart, success or a fatal failure (returned)."""
-        if code < 0:
-            code = 128 - code  # killed by signal N: reported as 128+N, like a container runtime
-        if replica.ident is not None:
-            signal_group(replica.ident.pid, signal.SIGKILL)  # the container is gone: so is all it started
-            self.by_leader.pop(replica.ident.pid, None)
+        code = _container_exit_code(code)
         container = replica.spec["containers"][replica.stage]
         ran = time.time() - replica.started_at
-        replica.proc, replica.ident = None, None
-        replica.exit_code = code
+        self._forget_process(replica, code)
         if container["init"] and code == 0:
             replica.stage += 1
             self.launch(replica)
             return None
+        replica.last_line = self._last_line(replica)
+        if code == 0 and replica.spec["restart_policy"] != "Always":
+            replica.phase = "succeeded"
+            return None
+        retryable = self._retryable(replica, code)
+        if code != 0 and (not retryable or self._backoff_exhausted()):
+            replica.phase = "failed"
+            return _failure_reason(replica, code, limit_reached=retryable)
+        if code != 0:
+            self.failures += 1
+        self._schedule_restart(replica, container, code, ran)
+        return None
+
+    def _forget_process(self, replica: Replica, code: int) -> None:
+        if replica.ident is not None:
+            signal_group(replica.ident.pid, signal.SIGKILL)  # the container is gone: so is all it started
+            self.by_leader.pop(replica.ident.pid, None)
+        replica.proc, replica.ident = None, None
+        replica.exit_code = code
+
+    def _last_line(self, replica: Replica) -> str:
         deadline = time.monotonic() + 1.0
         while replica.log.open_streams and time.monotonic() < deadline:
             time.sleep(0.005)  # let the pump relay the last lines before we quote them
-        replica.last_line = replica.log.last_line()
-        policy = replica.spec["restart_policy"]
-        success = code == 0
-        if success and policy != "Always":
-            replica.phase = "succeeded"
-            return None
-        retry = {"Always": True, "OnFailure": not success, "ExitCode": code >= 128,
-                 "Never": self.mode == "batch"}.get(policy, False)  # a Job replaces a failed pod
+        return replica.log.last_line()
+
+    def _retryable(self, replica: Replica, code: int) -> bool:
+        """Would the replica's restart policy run it again after ``code``? (A Job replaces a failed pod.)"""
+        return {"Always": True, "OnFailure": code != 0, "ExitCode": code >= 128,
+                "Never": self.mode == "batch"}.get(replica.spec["restart_policy"], False)
+
+    def _backoff_exhausted(self) -> bool:
         limit = self.spec.get("backoff_limit")
-        if not success and (not retry or (limit is not None and self.failures >= limit)):
-            replica.phase = "failed"
-            prefix = "BackoffLimitExceeded: " if retry else ""
-            restarts = f" after {replica.restarts} restart{'s' if replica.restarts != 1 else ''}" \
-                if replica.restarts else ""
-            last = f": {replica.last_line}" if replica.last_line else ""
-            return f"{prefix}{replica.name} exited with code {code}{restarts}{last}"
-        if not success:
-            self.failures += 1
+        return limit is not None and self.failures >= limit
+
+    def _schedule_restart(self, replica: Replica, container: dict[str, Any], code: int, ran: float) -> None:
+        """Exponential delay, reset after a long enough run; a new pod runs its init containers again."""
         replica.restarts += 1
         if ran >= self.settings["backoff_reset"]:
             replica.backoff_steps = 0
@@ -333,12 +356,11 @@ class Supervisor:
         replica.backoff_steps += 1
         replica.phase = "backoff"
         replica.next_start = time.time() + delay
-        if policy == "Never" or container["init"]:
-            replica.stage = 0  # a new pod: its init containers run again
+        if replica.spec["restart_policy"] == "Never" or container["init"]:
+            replica.stage = 0
         if self.mode == "service":
             self.note = (f"CrashLoopBackOff: {replica.name} exited with code {code}, restart {replica.restarts} "
                          f"in {delay:.1f} s" + (f": {replica.last_line}" if replica.last_line else ""))
-        return None
 
     def settle(self) -> None:
         """The job succeeded: replicas still running (workers finishing in step with the master)
@@ -388,8 +410,7 @@ class Supervisor:
         for replica in self.replicas:
             if replica.proc is not None:
                 try:
-                    code = replica.proc.wait(timeout=5)
-                    replica.exit_code = 128 - code if code < 0 else code
+                    replica.exit_code = _container_exit_code(replica.proc.wait(timeout=5))
                 except subprocess.TimeoutExpired:
                     pass
                 replica.proc, replica.ident = None, None
@@ -422,17 +443,20 @@ class Supervisor:
                 continue
 
     # -- metrics ------------------------------------------------------------------------------
-    def sample_metrics(self, now: float) -> None:
+    def sample_metrics(self, now: float) -> int:
+        """Append one row per replica with live processes to metrics.jsonl; return how many."""
         trees: dict[str, list[psutil.Process]] = {}
         try:
             me = psutil.Process()
             for proc in me.children(recursive=True):
                 replica = self._owner_of(proc, me.pid)
-                if replica is not None:
+                if replica is not None and not self._is_wrapper(proc, replica):
                     trees.setdefault(replica.name, []).append(proc)
         except psutil.Error:
-            return
-        window = self.settings["metrics_interval"]
+            return 0
+        # CPU rates are per second of the time since the previous sample (retries come sooner).
+        window = max(now - self.sampled_at, 1e-3) if self.sampled_at else self.settings["metrics_interval"]
+        self.sampled_at = now
         seen: dict[tuple[int, float], float] = {}
         rows = []
         for replica in self.replicas:
@@ -464,6 +488,17 @@ class Supervisor:
         if rows:
             with open(self.meta / "metrics.jsonl", "a", encoding="utf-8") as fh:
                 fh.write("".join(json.dumps(row) + "\n" for row in rows))
+        return len(rows)
+
+    def _is_wrapper(self, proc: psutil.Process, replica: Replica) -> bool:
+        """bwrap outside the sandbox (the replica's leader) and bwrap as its PID 1: not the job's
+        own use of CPU and memory."""
+        if self.sandbox is None or replica.ident is None:
+            return False
+        try:
+            return proc.pid == replica.ident.pid or proc.ppid() == replica.ident.pid
+        except psutil.Error:
+            return True
 
     def _owner_of(self, proc: psutil.Process, me: int) -> Replica | None:
         """The replica a descendant belongs to: the replica leader among its ancestors, else its
@@ -515,9 +550,16 @@ class Supervisor:
             self.last_written = text
 
 
-class _Device:
-    def __init__(self, index: int):
-        self.index = index
+def _container_exit_code(code: int) -> int:
+    """Killed by signal N: reported as 128+N, like a container runtime."""
+    return 128 - code if code < 0 else code
+
+
+def _failure_reason(replica: Replica, code: int, limit_reached: bool) -> str:
+    prefix = "BackoffLimitExceeded: " if limit_reached else ""
+    restarts = f" after {replica.restarts} restart{'s' if replica.restarts != 1 else ''}" if replica.restarts else ""
+    last = f": {replica.last_line}" if replica.last_line else ""
+    return f"{prefix}{replica.name} exited with code {code}{restarts}{last}"
 
 
 class _Failed:
@@ -550,7 +592,7 @@ def _http_ok(port: int | None, path: str) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=0.5) as response:
             return 200 <= response.status < 400
-    except Exception:  # noqa: BLE001 - any failure means not ready
+    except Exception:  # any failure means not ready
         return False
 
 
@@ -562,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     jobdir = Path(args[0])
     try:
         return Supervisor(jobdir).run()
-    except Exception as exc:  # noqa: BLE001 - record why, so status() can say it
+    except Exception as exc:  # record why, so status() can say it
         state = read_json(jobdir / META / "state.json") or {}
         state.update(state="failed", reason=f"local supervisor crashed: {type(exc).__name__}: {exc}",
                      finished_at=time.time())
