@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Validate the manifests under install/ against the Kubernetes OpenAPI schemas, and RBAC for wildcards.
+"""Validate the manifests under install/ against the Kubernetes OpenAPI schemas, and RBAC for least privilege.
 
 Builds each kustomization with `kubectl kustomize` (or `kustomize build`) and checks every
 document with kubernetes_validate in strict mode (unknown fields are errors). Without either
@@ -47,14 +47,22 @@ def documents() -> list[tuple[str, dict]]:
 
 
 def rbac_problems(doc: dict) -> list[str]:
-    """Least privilege: no wildcard in any rule, no binding to cluster-admin."""
+    """Least privilege: no wildcard in any rule, no escalate/impersonate, bind only by name, no
+    binding to cluster-admin and no cluster-wide binding at all (roles are bound per namespace)."""
     problems = []
     for rule in doc.get("rules") or []:
         for key in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
             if any("*" in value for value in rule.get(key) or []):
                 problems.append(f"wildcard in {key}: {rule[key]}")
+        verbs = set(rule.get("verbs") or [])
+        if verbs & {"escalate", "impersonate"}:
+            problems.append(f"grants {sorted(verbs & {'escalate', 'impersonate'})}")
+        if "bind" in verbs and not rule.get("resourceNames"):
+            problems.append("bind without resourceNames")
     if doc.get("roleRef", {}).get("name") == "cluster-admin":
         problems.append("binds cluster-admin")
+    if doc.get("kind") == "ClusterRoleBinding":
+        problems.append("a cluster-wide binding (bind ClusterRoles per namespace with a RoleBinding)")
     return problems
 
 

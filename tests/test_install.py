@@ -1,12 +1,332 @@
-"""The Kubernetes install manifests: strict schema validation and no wildcard or cluster-admin RBAC."""
+"""The Kubernetes install manifests: strict schemas, and RBAC that grants what the code calls and nothing else.
+
+The manifests are read with PyYAML by following each kustomization's `resources` and `components`
+(kustomize need not be installed; install/validate.py also builds them when kubectl is there).
+WORKER_CALLS / WEB_CALLS are what myapp/backends/kubernetes calls, derived by reading the code;
+the RBAC must equal them, and so must the requests the backend really makes against the
+API-server double when it runs every catalog template through its whole lifecycle.
+"""
+from __future__ import annotations
+
+import ast
 import subprocess
 import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from myapp.backends.archive import FileLogArchive
+from myapp.backends.kubernetes.resources import KINDS
+from myapp.rendering import render
+from myapp.rendering.pod import pod_templates
+from tests.k8s_double.fixtures import NS, backend, double, in_thread, manifests, sleeps  # noqa: F401
+from tests.rendering._support import PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
 
 ROOT = Path(__file__).resolve().parent.parent
+INSTALL = ROOT / "install"
+PLATFORM_NS = "myapp-system"
+Grants = dict[tuple[str, str], set[str]]
+
+# --- what the backend calls, read from the code -------------------------------------------------
+# resources.KubeApi: create/get/patch/delete of one object, list/get/deletecollection of pods,
+# read_namespaced_pod_log, and metrics.k8s.io list. Who calls what (backend.py):
+#   create  submit (_create_or_adopt), every object a template renders
+#   get     _create_or_adopt adopts on 409; status/_get_optional and workload_finished read the
+#           workload; status reads PodGroups while the workload is pending
+#   patch   _create_or_adopt converges CONVERGE_KINDS (Service, VirtualService, HPA); cancel
+#           annotates the primary, i.e. a workload. PodGroups are never patched.
+#   delete  cancel (workload, PodGroup), cleanup (every submitted object)
+#   pods    list_pods (status, logs, metrics), read_pod (log following: _container_done),
+#           delete_pods = deletecollection (cancel, cleanup); pods/log: read_log, stream_log
+#   metrics.k8s.io pods: pod_metrics (metrics() without Prometheus)
+# Never called: watch, update, events, secrets, configmaps (KINDS has ConfigMap, no template renders one).
+WORKLOADS = {("batch", "jobs"), ("apps", "deployments"), ("batch.volcano.sh", "jobs"),
+             *(("kubeflow.org", plural) for plural in ("tfjobs", "pytorchjobs", "xgboostjobs", "mpijobs", "notebooks"))}
+WORKER_CALLS: Grants = {
+    **{resource: {"create", "get", "patch", "delete"} for resource in WORKLOADS},
+    ("scheduling.volcano.sh", "podgroups"): {"create", "get", "delete"},
+    ("", "services"): {"create", "get", "patch", "delete"},
+    ("autoscaling", "horizontalpodautoscalers"): {"create", "get", "patch", "delete"},
+    ("networking.istio.io", "virtualservices"): {"create", "get", "patch", "delete"},
+    ("", "pods"): {"get", "list", "deletecollection"},
+    ("", "pods/log"): {"get"},
+    ("metrics.k8s.io", "pods"): {"list"},
+}
+# The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
+WEB_CALLS: Grants = {("", "pods"): {"list"}, ("", "pods/log"): {"get"}, ("metrics.k8s.io", "pods"): {"list"}}
+# Rights that hand out rights, run code in others' pods or reach past a namespace: never to the platform.
+SENSITIVE = {"namespaces", "serviceaccounts", "serviceaccounts/token", "roles", "rolebindings", "clusterroles",
+             "clusterrolebindings", "pods/exec", "pods/attach", "nodes"}
+
+
+# --- reading the kustomizations ------------------------------------------------------------------
+
+def kustomization(folder: Path) -> dict[str, Any]:
+    return yaml.safe_load((folder / "kustomization.yaml").read_text())
+
+
+def documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """(file, document) of everything a kustomization includes, components and patches applied as
+    far as these manifests use them (JSON6902 replace/add on a kind)."""
+    spec = kustomization(folder)
+    docs: list[tuple[Path, dict[str, Any]]] = []
+    for entry in spec.get("resources") or []:
+        path = (folder / entry).resolve()
+        if path.is_dir():
+            docs += documents(path)
+        else:
+            docs += [(path, doc) for doc in yaml.safe_load_all(path.read_text()) if doc]
+    for entry in spec.get("components") or []:
+        docs += documents((folder / entry).resolve())
+        for patch in kustomization((folder / entry).resolve()).get("patches") or []:
+            for _, doc in docs:
+                if doc["kind"] == patch["target"]["kind"]:
+                    json_patch(doc, yaml.safe_load(patch["patch"]))
+    return docs
+
+
+def json_patch(doc: dict[str, Any], ops: list[dict[str, Any]]) -> None:
+    for op in ops:
+        assert op["op"] in ("add", "replace"), op
+        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        target = doc
+        for key in parents:
+            target = target[key]
+        assert op["op"] == "add" or last in target, f"replace of a missing {op['path']}"
+        target[last] = op["value"]
+
+
+def by_kind(docs, kind: str) -> dict[str, dict[str, Any]]:
+    return {doc["metadata"]["name"]: doc for _, doc in docs if doc["kind"] == kind}
+
+
+def grants(role: dict[str, Any]) -> Grants:
+    out: Grants = defaultdict(set)
+    for rule in role.get("rules") or []:
+        assert not rule.get("resourceNames") and not rule.get("nonResourceURLs"), rule
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                out[(group, resource)] |= set(rule["verbs"])
+    return dict(out)
+
+
+BASE = documents(INSTALL / "base")
+COMPONENT = documents(INSTALL / "components" / "namespace-management")
+DEMO = documents(INSTALL / "projects" / "demo")
+EVERYTHING = [*BASE, *COMPONENT, *DEMO]
 
 
 def test_install_manifests_validate():
-    result = subprocess.run([sys.executable, str(ROOT / "install" / "validate.py")], capture_output=True,
+    result = subprocess.run([sys.executable, str(INSTALL / "validate.py")], capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_manifest_file_is_part_of_a_kustomization():
+    used = {path for path, _ in EVERYTHING}
+    files = {p.resolve() for p in INSTALL.rglob("*.yaml") if p.name != "kustomization.yaml"}
+    assert files == used, "files no kustomization applies: " + ", ".join(sorted(map(str, files - used)))
+
+
+def test_no_wildcard_escalation_or_cluster_wide_grant():
+    for path, doc in EVERYTHING:
+        where = f"{path.relative_to(INSTALL)}: {doc['kind']}/{doc['metadata']['name']}"
+        assert doc["kind"] != "ClusterRoleBinding", f"{where}: roles are bound per namespace"
+        assert (doc.get("roleRef") or {}).get("name") not in ("cluster-admin", "admin", "edit"), where
+        for rule in doc.get("rules") or []:
+            values = [v for key in ("apiGroups", "resources", "verbs", "resourceNames") for v in rule.get(key) or []]
+            assert not any("*" in v for v in values), f"{where}: wildcard in {rule}"
+            assert not set(rule["verbs"]) & {"escalate", "bind", "impersonate"}, f"{where}: {rule}"
+            assert not set(rule["resources"]) & SENSITIVE, f"{where}: {rule}"
+            if "secrets" in rule["resources"]:  # reading them would reveal every credential of the namespace
+                assert not set(rule["verbs"]) & {"get", "list", "watch"}, f"{where}: {rule}"
+
+
+def test_the_rbac_is_exactly_what_the_backend_calls():
+    roles = by_kind(BASE, "ClusterRole")
+    assert set(roles) == {"myapp-project-workloads", "myapp-project-observer"}
+    assert grants(roles["myapp-project-workloads"]) == WORKER_CALLS
+    assert grants(roles["myapp-project-observer"]) == WEB_CALLS
+
+
+def test_the_table_names_every_kind_the_catalog_renders():
+    """`create` on exactly the resources of the kinds templates render (KINDS gives their plural)."""
+    rendered = set()
+    for name, _scenario, args, ctx, resources in SCENARIOS_ALL:
+        for obj in render(catalog()[name], args, ctx, resources):
+            kind = KINDS[(obj["apiVersion"], obj["kind"])]
+            rendered.add((kind.group, kind.plural))
+    assert rendered == {resource for resource, verbs in WORKER_CALLS.items() if "create" in verbs}
+    workloads = {(k.group, k.plural) for k in KINDS.values() if k.workload}
+    assert workloads == WORKLOADS
+
+
+# --- the table against the requests the backend really makes -------------------------------------
+
+def rbac_of(request) -> tuple[tuple[str, str], str]:
+    """An HTTP request to the API server -> ((group, resource[/subresource]), RBAC verb)."""
+    parts = request.path.strip("/").split("/")
+    group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+    assert len(rest) >= 3 and rest[0] == "namespaces", f"not a namespaced request: {request.method} {request.path}"
+    resource, name, sub = rest[2], (rest[3] if len(rest) > 3 else None), (rest[4] if len(rest) > 4 else None)
+    verbs = {"POST": "create", "PATCH": "patch", "PUT": "update"}
+    if request.method == "GET":
+        verb = "get" if name else ("watch" if request.query.get("watch") in ("true", "1") else "list")
+    elif request.method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    else:
+        verb = verbs[request.method]
+    return (group, f"{resource}/{sub}" if sub else resource), verb
+
+
+def observed(requests) -> Grants:
+    out: Grants = defaultdict(set)
+    for request in requests:
+        resource, verb = rbac_of(request)
+        out[resource].add(verb)
+    return dict(out)
+
+
+def add_pods(server, ref, objects) -> None:
+    """Pods as the controllers would make them (two at most), each with a log line and a metrics sample."""
+    labels = ({"notebook-name": ref.primary.name} if ref.primary.kind == "Notebook"
+              else {"myapp.io/job-name": ref.job_name})
+    templates = [pod.template for obj in objects for pod in pod_templates(obj)][:2]
+    for index, template in enumerate(templates):
+        name = f"{ref.job_name}-{index}"
+        names = [c["name"] for c in template["spec"]["containers"]]
+        server.add_pod(ref.namespace, name, labels, containers=names)
+        server.append_log(ref.namespace, name, "hello")
+        server.set_pod_metrics(ref.namespace, name, {c: {"cpu": "1", "memory": "1Mi"} for c in names})
+
+
+def lifecycle(server, kube, objects, tmp_path) -> None:
+    ref = kube.submit(objects)
+    assert kube.submit(objects) == ref  # adopted: 409, then read
+    add_pods(server, ref, objects)
+    kube.status(ref)
+    assert list(kube.logs(ref))
+    assert kube.metrics(ref)
+    kube.cancel(ref)
+    kube.cleanup(ref, FileLogArchive(tmp_path))
+
+
+def test_the_backend_calls_exactly_the_table(double, backend, tmp_path):  # noqa: F811
+    """Every catalog template (and one gang-scheduled, for its PodGroup): submit, adopt, status, logs,
+    metrics, cancel, cleanup. Then the two paths the catalog walk does not reach."""
+    for name, scenario, args, ctx, resources in SCENARIOS_ALL:
+        if scenario != "default" and name != "pytorch-ddp":
+            continue  # the gang scenario renders the same kinds plus a PodGroup: one is enough
+        lifecycle(double, backend, render(catalog()[name], args, ctx, resources), tmp_path)
+    # Another run of a service version finds its Services, HPA and VirtualService in place with
+    # other labels (and weights): converged with a merge patch.
+    for run in (1, 2):
+        backend.submit(render(catalog()["deploy-service"], {**REQUIRED_ARGS["deploy-service"], "previous_version": "v1",
+                                                            "canary_weight": 10 * run},
+                              replace(PLAIN_CTX, run_id=100 + run)))
+    # Log following reads the pod to see whether a container has ended.
+    ref = backend.submit(render(catalog()["python"], {}, replace(PLAIN_CTX, run_id=999)))
+    double.add_pod(NS, f"{ref.job_name}-0", {"myapp.io/job-name": ref.job_name}, phase="Succeeded")
+    double.append_log(NS, f"{ref.job_name}-0", "done")
+    thread, out = in_thread(lambda: list(backend.logs(ref, follow=True)))
+    deadline = time.monotonic() + 10
+    while not double.requests_matching("GET", rf"/pods/{ref.job_name}-0$") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    double.set_status("batch/v1", "Job", NS, ref.primary.name, {"conditions": [{"type": "Complete", "status": "True"}]})
+    thread.join(15)
+    assert out and [line.line for line in out[0]] == ["done"]
+    assert observed(double.requests) == WORKER_CALLS
+
+
+def test_the_web_reads_logs_and_metrics_only(double, backend):  # noqa: F811
+    """observation.py (the web's only way to a backend) calls logs(follow=False) and metrics(); run
+    those, and the requests are exactly WEB_CALLS."""
+    tree = ast.parse((ROOT / "myapp" / "observation.py").read_text())
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", "") == "_backend"]
+    assert sorted(c.func.attr for c in calls) == ["logs", "metrics"]
+    follow = [kw.value.value for c in calls if c.func.attr == "logs" for kw in c.keywords if kw.arg == "follow"]
+    assert follow == [False]
+    objects = manifests("pytorch-ddp")
+    ref = backend.submit(objects)
+    add_pods(double, ref, objects)
+    before = len(double.requests)
+    assert list(backend.logs(ref, follow=False))
+    backend.metrics(ref)
+    assert observed(double.requests[before:]) == WEB_CALLS
+
+
+# --- the namespace-management option and the platform's own pods -----------------------------------
+
+def subject(binding) -> tuple[str, str, str, str, str]:
+    (who,) = binding["subjects"]
+    return (binding["roleRef"]["kind"], binding["roleRef"]["name"], who["kind"], who["name"], who["namespace"])
+
+
+def test_namespace_management_grants_only_what_it_says():
+    """Per project namespace: the worker's and the web's ClusterRole bound there (nowhere else), and a
+    job account with no token and an empty Role. Nothing cluster-scoped but the Namespace itself."""
+    kinds = sorted(doc["kind"] for _, doc in COMPONENT)
+    assert kinds == ["Namespace", "ResourceQuota", "Role", "RoleBinding", "RoleBinding", "RoleBinding",
+                     "ServiceAccount"]
+    namespaced = [doc for _, doc in COMPONENT if doc["kind"] != "Namespace"]
+    assert {doc["metadata"]["namespace"] for doc in namespaced} == {"PROJECT-NAMESPACE"}
+    bindings = {name: subject(doc) for name, doc in by_kind(COMPONENT, "RoleBinding").items()}
+    assert bindings == {
+        "myapp-platform": ("ClusterRole", "myapp-project-workloads", "ServiceAccount", "myapp", PLATFORM_NS),
+        "myapp-web": ("ClusterRole", "myapp-project-observer", "ServiceAccount", "myapp-web", PLATFORM_NS),
+        "myapp-job": ("Role", "myapp-job", "ServiceAccount", "myapp-PROJECT", "PROJECT-NAMESPACE"),
+    }
+    assert by_kind(COMPONENT, "Role")["myapp-job"]["rules"] == []
+    assert by_kind(COMPONENT, "ServiceAccount")["myapp-PROJECT"]["automountServiceAccountToken"] is False
+    platform_accounts = by_kind(BASE, "ServiceAccount")
+    for kind, role, _, account, _ns in bindings.values():
+        if kind == "ClusterRole":  # what it binds is defined in the base, for these accounts
+            assert role in by_kind(BASE, "ClusterRole") and account in platform_accounts
+    assert kustomization(INSTALL / "base")["namespace"] == PLATFORM_NS
+
+
+def pss(namespace) -> dict[str, str]:
+    prefix = "pod-security.kubernetes.io/"
+    return {k[len(prefix):]: v for k, v in namespace["metadata"]["labels"].items() if k.startswith(prefix)}
+
+
+def test_namespaces_carry_pod_security_labels():
+    restricted = {"enforce": "restricted", "warn": "restricted", "audit": "restricted"}
+    assert pss(by_kind(BASE, "Namespace")[PLATFORM_NS]) == restricted
+    assert pss(by_kind(COMPONENT, "Namespace")["PROJECT-NAMESPACE"]) == restricted
+    # The baseline option relaxes enforce only (image builds, MPI, root images); warnings stay.
+    assert pss(by_kind(DEMO, "Namespace")["PROJECT-NAMESPACE"]) == {**restricted, "enforce": "baseline"}
+    (patch,) = kustomization(INSTALL / "components" / "pod-security-baseline")["patches"]
+    assert yaml.safe_load(patch["patch"]) == [{"op": "replace", "value": "baseline",
+                                               "path": "/metadata/labels/pod-security.kubernetes.io~1enforce"}]
+
+
+def pod_spec(deployment_or_job) -> dict[str, Any]:
+    return deployment_or_job["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize("kind,name,account,token", [
+    ("Deployment", "myapp-web", "myapp-web", True),
+    ("Deployment", "myapp-worker", "myapp", True),
+    ("Deployment", "myapp-beat", "myapp-no-api", False),
+    ("Job", "myapp-init", "myapp-no-api", False),
+])
+def test_platform_pods_run_restricted_under_their_own_account(kind, name, account, token):
+    spec = pod_spec(by_kind(BASE, kind)[name])
+    assert (spec["serviceAccountName"], spec["automountServiceAccountToken"]) == (account, token)
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert spec["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    for container in spec["containers"]:
+        context = container["securityContext"]
+        assert context["allowPrivilegeEscalation"] is False and context["capabilities"] == {"drop": ["ALL"]}
+        env = {var["name"]: var for var in container.get("env") or []}
+        if token:  # the API and the renderer refuse the platform's own namespace as a project's
+            assert env["MYAPP_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    bound = {subject(doc)[3] for _, doc in EVERYTHING if doc["kind"] == "RoleBinding"}
+    assert (account in bound) is token

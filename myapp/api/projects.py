@@ -8,13 +8,16 @@ from marshmallow import fields, validate
 from ..extensions import db
 from ..models import Project, ProjectMember, ProjectRole, User
 from .base import ResourceApi
-from .errors import ApiError, FieldError, NotFound
+from .errors import FieldError, NotFound
 from .responses import MEMBER, MEMBERS, MESSAGE, STRING
 from ..fields import DnsLabel, StrictSchema
+from ..rendering.context import reserved_namespace
 from .routing import json_body, on_commit, route
 from .scope import current_user, forget_memberships
 
 ROLES = [r.value for r in ProjectRole]
+# Demoting or removing the last owner answers 409 naming the member's `role`.
+LAST_OWNER = "this is the project's last owner: a project keeps at least one owner (make another member owner first)"
 
 
 class ProjectSchema(StrictSchema):
@@ -57,6 +60,9 @@ class ProjectApi(ResourceApi):
     def resolve_parent(self, data: dict) -> None:
         """Any signed-in user may start a project; they become its owner."""
         data.setdefault("namespace", data["name"])
+        reserved = reserved_namespace(data["namespace"])
+        if reserved:  # also when defaulted from the name; rendering refuses it again (context.py)
+            raise FieldError("namespace", f"{reserved}; choose another namespace")
         return None
 
     def after_create(self, obj: Project) -> None:
@@ -114,7 +120,7 @@ class ProjectApi(ResourceApi):
         member = self._member(pk, member_id)
         role = ProjectRole(MemberRoleSchema().load(json_body())["role"])
         if member.role == ProjectRole.OWNER and role != ProjectRole.OWNER and not self._owners_left(pk, member.id):
-            raise FieldError("role", "a project keeps at least one owner")
+            raise FieldError("role", LAST_OWNER, status=409)
         member.role = role
         db.session.flush()
         user_id = member.user_id
@@ -127,7 +133,7 @@ class ProjectApi(ResourceApi):
         self.load(pk, ProjectRole.OWNER)
         member = self._member(pk, member_id)
         if member.role == ProjectRole.OWNER and not self._owners_left(pk, member.id):
-            raise ApiError("a project keeps at least one owner", status=409)
+            raise FieldError("role", LAST_OWNER, status=409)
         user_id = member.user_id
         db.session.delete(member)
         on_commit(lambda: forget_memberships(user_id))

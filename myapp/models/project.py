@@ -30,7 +30,8 @@ class Project(IdMixin, TimestampMixin, Model):
 
     name: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
     description: Mapped[str] = mapped_column(sa.Text, default="", nullable=False)
-    # Kubernetes namespace jobs of this project run in; DNS-1123 label.
+    # Kubernetes namespace jobs of this project run in; DNS-1123 label, never a reserved one
+    # (myapp.rendering.context.reserved_namespace: the API refuses it, rendering again).
     namespace: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
 
     members: Mapped[list[ProjectMember]] = relationship(

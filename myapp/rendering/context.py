@@ -5,6 +5,7 @@ importing Flask or SQLAlchemy here.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -18,6 +19,12 @@ from .names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qu
 FORBIDDEN_SERVICE_ACCOUNTS = frozenset({"default", "admin", "cluster-admin", "root"})
 _ADMIN_LIKE = re.compile(r"(^|[-.])(cluster-admin|admin|root)([-.]|$)")
 MAX_IDENTITY = 253
+# Namespaces no project may run in: the cluster's own, the add-ons' the platform relies on (their
+# controllers, webhooks and gateways live there) and the platform's own (its database secrets and
+# service account). A job there could read or replace what protects every other project.
+RESERVED_NAMESPACES = frozenset({"default", "kubeflow", "cert-manager", "knative-serving", "kserve"})
+RESERVED_PREFIXES = ("kube-", "istio-", "volcano-")  # kube-system, istio-system, volcano-system, ...
+DEFAULT_PLATFORM_NAMESPACE = "myapp"
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 
 
@@ -45,6 +52,9 @@ class RenderContext:
     attempt: int = 1
     service_account: str = ""
     resource_group: ResourceGroup | None = None
+    # The Secret with this run's platform API token: templates' ``secret://myapp-api-token/<key>``
+    # mounts it (myapp.contract.run_token_secret). Empty outside a run: the logical name stays.
+    api_token_secret: str = ""
 
 
 def _encodable(text: str) -> bool:
@@ -53,6 +63,22 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:  # lone surrogates
         return False
     return True
+
+
+def platform_namespace() -> str:
+    """The platform's own namespace: ``MYAPP_NAMESPACE`` (install/ sets it from the pod's own
+    namespace), read at call time, else ``myapp``."""
+    return os.environ.get("MYAPP_NAMESPACE") or DEFAULT_PLATFORM_NAMESPACE
+
+
+def reserved_namespace(name: str) -> str | None:
+    """Why ``name`` may not be a project's namespace, or None if it may."""
+    if name == platform_namespace():
+        return f"{name!r} is the platform's own namespace (MYAPP_NAMESPACE)"
+    if name in RESERVED_NAMESPACES or name.startswith(RESERVED_PREFIXES):
+        return (f"{name!r} is reserved for the cluster and its add-ons "
+                f"({', '.join(sorted(RESERVED_NAMESPACES))}, {', '.join(p + '*' for p in RESERVED_PREFIXES)})")
+    return None
 
 
 def is_forbidden_service_account(name: object) -> bool:
@@ -76,9 +102,15 @@ def check_context(ctx: RenderContext) -> None:
         raise ContextError("project", "is required")
     if not is_dns1123_label(ctx.namespace):
         raise ContextError("namespace", f"{ctx.namespace!r} is not a DNS-1123 label")
+    reserved = reserved_namespace(ctx.namespace)
+    if reserved:  # whatever wrote the project row, nothing renders into these
+        raise ContextError("namespace", reserved)
     if not isinstance(ctx.attempt, int) or isinstance(ctx.attempt, bool) or ctx.attempt < 1:
         raise ContextError("attempt", "must be an integer >= 1")
     _check_service_account(ctx.service_account)
+    if not isinstance(ctx.api_token_secret, str) or (ctx.api_token_secret
+                                                     and not is_dns1123_subdomain(ctx.api_token_secret)):
+        raise ContextError("api_token_secret", f"{ctx.api_token_secret!r} is not a valid Secret name")
     if ctx.resource_group is not None:
         _check_resource_group(ctx.resource_group)
 

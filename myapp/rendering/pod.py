@@ -1,8 +1,8 @@
 """Cross-cutting policy applied to every rendered object and pod template.
 
 Kind templates only describe structure; this module is the single place that decides
-labels, the env contract, service account, node placement and gang scheduling, so no
-kind can forget one of them. All functions are pure (they mutate only the dicts given).
+labels, the env contract, service account, pod security, node placement and gang
+scheduling, so no kind can forget one of them. All functions are pure (they mutate only the dicts given).
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import re
 from typing import Any, Iterator, Mapping, NamedTuple
 
 from ..contract import (
+    API_TOKEN_SECRET,
     GROUP_NAME_ANNOTATION,
     ISTIO_INJECT_ANNOTATION,
     JOB_NAME_LABEL,
@@ -24,6 +25,7 @@ from ..contract import (
 from .context import RenderContext
 from .names import label_value
 from .quantity import GPU_RESOURCE
+from .security import container_security, operator_service_account, pod_security
 
 # Node labels set by NVIDIA's feature discovery and the kubelet (not the platform's own).
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
@@ -77,13 +79,19 @@ def common_labels(ctx: RenderContext, template_name: str) -> dict[str, str]:
     }
 
 
-def env_from_template(env: Mapping[str, str]) -> list[dict[str, Any]]:
-    """Template env as container env; ``secret://<secret>/<key>`` becomes a secretKeyRef."""
+def env_from_template(env: Mapping[str, str], api_token_secret: str = "") -> list[dict[str, Any]]:
+    """Template env as container env; ``secret://<secret>/<key>`` becomes a secretKeyRef.
+
+    ``secret://myapp-api-token/<key>`` names the platform API token: bound to ``api_token_secret``
+    (the run's own Secret) when given, so a job never mounts a token shared by other runs."""
     out = []
     for name, value in env.items():
         match = SECRET_REF.fullmatch(value)
         if match:
-            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": match.group(1), "key": match.group(3)}}})
+            secret = match.group(1)
+            if secret == API_TOKEN_SECRET and api_token_secret:
+                secret = api_token_secret
+            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": match.group(3)}}})
         else:
             out.append({"name": name, "value": value})
     return out
@@ -121,8 +129,9 @@ def apply_object_policy(obj: dict[str, Any], ctx: RenderContext, labels: Mapping
 
 
 def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, labels: Mapping[str, str],
-                     template_env: Mapping[str, str], *, batch: bool, colocate: bool, podgroup: bool) -> None:
-    """Labels, annotations, env contract, service account and placement for one pod template."""
+                     template_env: Mapping[str, str], *, batch: bool, colocate: bool, podgroup: bool,
+                     template_name: str) -> None:
+    """Labels, annotations, env contract, service account, security and placement for one pod template."""
     name = obj["metadata"]["name"]
     spec = pod.template.pop("spec", None) or {}
     if pod.has_metadata:
@@ -136,7 +145,11 @@ def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, 
         if annotations:
             meta["annotations"] = annotations
     pod.template["spec"] = spec  # re-inserted so metadata reads first in the YAML
-    spec["serviceAccountName"] = ctx.service_account
+    operator_account = operator_service_account(obj, pod.path)
+    spec["serviceAccountName"] = operator_account or ctx.service_account
+    # Jobs need no API access; the project's account has none, and no token is even mounted.
+    spec["automountServiceAccountToken"] = operator_account is not None
+    spec["securityContext"] = pod_security(template_name)
     if podgroup:
         spec["schedulerName"] = "volcano"
     group = ctx.resource_group
@@ -154,4 +167,5 @@ def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, 
     for _, container in containers(spec):
         limits = container.get("resources", {}).get("limits", {})
         own_env = list(container.get("env") or [])  # kind-specific, e.g. the notebook's NB_PREFIX
-        container["env"] = contract_env(ctx, limits) + env_from_template(template_env) + own_env
+        container["env"] = contract_env(ctx, limits) + env_from_template(template_env, ctx.api_token_secret) + own_env
+        container["securityContext"] = container_security(container.get("securityContext"))

@@ -2,16 +2,25 @@
 
 A manifest that breaks one of these is not necessarily invalid for Kubernetes, but the
 platform relies on it: labels to find and bill objects, the env contract inside
-containers, the project's own service account, secrets only through secretKeyRef.
+containers, the project's own service account without an API token, secrets only through
+secretKeyRef, and the restricted pod security of security.py (with its documented exceptions).
 """
 from __future__ import annotations
 
 import re
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..contract import GROUP_NAME_ANNOTATION, ISTIO_INJECT_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL, REQUIRED_LABELS
+from ..contract import (
+    GROUP_NAME_ANNOTATION,
+    ISTIO_INJECT_ANNOTATION,
+    MANAGED_BY,
+    MANAGED_BY_LABEL,
+    REQUIRED_LABELS,
+    TEMPLATE_LABEL,
+)
 from .context import is_forbidden_service_account
 from .pod import CONTRACT_ENV, containers, pod_templates
+from .security import KANIKO_CAPABILITIES, KANIKO_IMAGE, ROOT_TEMPLATES, operator_service_account
 
 Problem = tuple[str, str]
 # Env names that look like credentials must never carry a literal value.
@@ -47,6 +56,45 @@ def _container(container: Mapping[str, Any], path: str) -> Iterator[Problem]:
                 yield f"{path}.resources.{section}.{key}", "quantities must be strings"
 
 
+def _is_root(context: Mapping[str, Any]) -> bool:
+    return context.get("runAsNonRoot") is False or context.get("runAsUser") == 0
+
+
+def _pod_security(spec: Mapping[str, Any], path: str, root_template: bool) -> Iterator[Problem]:
+    context = spec.get("securityContext") or {}
+    if (context.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+        yield f"{path}.securityContext.seccompProfile", "must be {type: RuntimeDefault}"
+    if not root_template:  # security.ROOT_TEMPLATES: images that run as root, decided per template
+        if context.get("runAsNonRoot") is not True:
+            yield f"{path}.securityContext.runAsNonRoot", "must be true"
+        if context.get("runAsUser") == 0:
+            yield f"{path}.securityContext.runAsUser", "must not be 0 (root)"
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(flag):
+            yield f"{path}.{flag}", "must not share the node's namespaces"
+
+
+def _container_security(container: Mapping[str, Any], path: str) -> Iterator[Problem]:
+    context = container.get("securityContext") or {}
+    capabilities = context.get("capabilities") or {}
+    # The Kaniko executor (pinned image) alone may be root with the capabilities it needs.
+    kaniko = container.get("image") == KANIKO_IMAGE
+    if context.get("allowPrivilegeEscalation") is not False:
+        yield f"{path}.securityContext.allowPrivilegeEscalation", "must be false"
+    if context.get("privileged"):
+        yield f"{path}.securityContext.privileged", "must not be privileged"
+    if "ALL" not in (capabilities.get("drop") or []):
+        yield f"{path}.securityContext.capabilities.drop", "must drop ALL"
+    added = capabilities.get("add") or []
+    if added and not (kaniko and set(added) <= set(KANIKO_CAPABILITIES)):
+        yield f"{path}.securityContext.capabilities.add", (
+            f"only the Kaniko executor may add capabilities, and only {', '.join(KANIKO_CAPABILITIES)}")
+    if _is_root(context) and not kaniko:
+        yield f"{path}.securityContext", "only the Kaniko executor may run as root"
+    if (context.get("seccompProfile") or {}).get("type") not in (None, "RuntimeDefault"):
+        yield f"{path}.securityContext.seccompProfile", "must be RuntimeDefault (or inherit the pod's)"
+
+
 def check(obj: Mapping[str, Any]) -> Iterator[Problem]:
     yield from _labels(obj.get("metadata") or {}, "metadata")
     for pod in pod_templates(obj):
@@ -58,14 +106,24 @@ def check(obj: Mapping[str, Any]) -> Iterator[Problem]:
                 yield f"{pod.path}.metadata.annotations", f'batch pods need {ISTIO_INJECT_ANNOTATION}: "false"'
         spec = pod.template.get("spec") or {}
         account = spec.get("serviceAccountName")
+        operator_account = operator_service_account(obj, pod.path)
         if not account:
             yield f"{pod.path}.spec.serviceAccountName", "must be the project's service account"
         elif is_forbidden_service_account(account):
             yield f"{pod.path}.spec.serviceAccountName", f"{account!r} is a shared/admin account"
+        elif operator_account and account != operator_account:
+            yield f"{pod.path}.spec.serviceAccountName", f"must be the operator's per-job {operator_account!r}"
         if spec.get("serviceAccount") not in (None, account):
             yield f"{pod.path}.spec.serviceAccount", "must not differ from serviceAccountName"
+        if spec.get("automountServiceAccountToken") is not (operator_account is not None):
+            yield f"{pod.path}.spec.automountServiceAccountToken", (
+                "must be true: the operator's account is the pod's API access" if operator_account
+                else "must be false: pods get no Kubernetes API token")
+        template = ((obj.get("metadata") or {}).get("labels") or {}).get(TEMPLATE_LABEL)
+        yield from _pod_security(spec, f"{pod.path}.spec", template in ROOT_TEMPLATES)
         for where, container in containers(spec):
             yield from _container(container, f"{pod.path}.spec.{where}")
+            yield from _container_security(container, f"{pod.path}.spec.{where}")
 
 
 def check_set(objects: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, str, str]]:

@@ -51,7 +51,7 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
         podgroup = bool(pods) and kind.batch and kind.gang == "podgroup" and build.gang
         for pod in pods:
             apply_pod_policy(obj, pod, ctx, labels, template["env"], batch=kind.batch,
-                             colocate=kind.batch and total > 1, podgroup=podgroup)
+                             colocate=kind.batch and total > 1, podgroup=podgroup, template_name=template["name"])
         if podgroup:
             groups.append(_pod_group(obj, pods, total, build))
     for group in groups:

@@ -10,6 +10,7 @@ import yaml
 
 from myapp.catalog import CATALOG_ROOT, load_catalog
 from myapp.rendering import CatalogError
+from myapp.rendering.security import ROOT_TEMPLATES
 
 KEYS = {"name", "version", "description", "category", "kind", "image", "command", "args_schema",
         "default_resources", "max_resources", "env", "path"}
@@ -113,3 +114,32 @@ def test_kind_specific_arguments_are_required(tmp_path):
     with pytest.raises(CatalogError) as info:
         load_catalog(tmp_path)
     assert info.value.field == "args.workers" and "pytorchjob" in info.value.reason
+
+
+# Base images whose own USER is a numeric non-root one (their Dockerfile here sets no USER).
+NON_ROOT_BASES = {"quay.io/jupyter/": 1000}  # Jupyter docker-stacks: NB_UID
+
+
+def image_user(dockerfile: str) -> int:
+    """The numeric user the image runs as: its last USER line, else its base's, else root."""
+    user, base = None, ""
+    for line in dockerfile.splitlines():
+        words = line.split()
+        if words and words[0].upper() == "FROM":
+            base, user = words[1], None  # each stage starts from its base's user
+        elif words and words[0].upper() == "USER":
+            user = words[1].split(":")[0]
+    if user is None:
+        return next((uid for prefix, uid in NON_ROOT_BASES.items() if base.startswith(prefix)), 0)
+    assert user.isdigit(), f"USER {user!r}: the kubelet checks runAsNonRoot only against a numeric user"
+    return int(user)
+
+
+def test_root_templates_are_exactly_the_images_without_a_non_root_user():
+    """Rendering gives every template runAsNonRoot: true except security.ROOT_TEMPLATES; a template
+    whose image runs as root without being listed would never start (and the reverse loses a
+    restriction for nothing)."""
+    users = {t["name"]: image_user((Path(t["path"]) / "Dockerfile").read_text()) for t in load_catalog()}
+    assert {name for name, uid in users.items() if uid == 0} == set(ROOT_TEMPLATES)
+    assert image_user("FROM python:3.11-slim\nUSER 1000\nFROM python:3.11-slim\n") == 0
+    assert image_user("FROM quay.io/jupyter/scipy-notebook:x\n") == 1000

@@ -52,7 +52,11 @@ def test_service_account_and_istio_annotation():
     for name, ctx, manifests in all_renders():
         for obj in manifests:
             for pod in pod_templates(obj):
-                assert pod.template["spec"]["serviceAccountName"] == ctx.service_account
+                # The MPIJob Launcher alone runs under the operator's per-job account (test_render_security).
+                launcher = obj["kind"] == "MPIJob" and ".Launcher." in pod.path
+                expected = f"{obj['metadata']['name']}-launcher" if launcher else ctx.service_account
+                assert pod.template["spec"]["serviceAccountName"] == expected, (name, pod.path)
+                assert pod.template["spec"]["automountServiceAccountToken"] is launcher, (name, pod.path)
                 annotations = pod.template.get("metadata", {}).get("annotations", {})
                 if obj["kind"] in BATCH_KINDS or obj["apiVersion"].startswith("batch.volcano.sh"):
                     assert annotations["sidecar.istio.io/inject"] == "false", (name, pod.path)
@@ -69,10 +73,9 @@ def test_secrets_only_through_secret_key_ref():
     kaniko = render(catalog()["image-build"], {"destination": "r.io/a/b:1"}, PLAIN_CTX)[0]
     pod = kaniko["spec"]["template"]["spec"]
     volumes = {v["name"]: v for v in pod["volumes"]}
-    assert volumes["docker-config"]["secret"]["secretName"] == "registry-credentials"
-    mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
-    assert mounts["docker-config"] == {"name": "docker-config", "mountPath": "/kaniko/.docker", "readOnly": True}
-    assert pod["containers"][0]["image"].startswith("gcr.io/kaniko-project/executor:")
+    assert volumes["registry-credentials"]["secret"]["secretName"] == "registry-credentials"
+    # Which container mounts it, and nothing else: test_render_security.py
+    assert pod["initContainers"][1]["image"].startswith("gcr.io/kaniko-project/executor:")
 
 
 @pytest.mark.parametrize("account", ["default", "cluster-admin", "admin", "kubeflow-admin", "root", "", "Bad_SA",

@@ -226,10 +226,12 @@ def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
 
 
 def exit_code(pods: Iterable[Obj]) -> int | None:
-    """First non-zero exit code of a terminated main container, else 0 if some terminated, else None."""
+    """First non-zero exit code of a terminated init or main container, else 0 if some terminated,
+    else None. A failed init container (an image build's Kaniko step) stops its pod before the main one."""
     codes = []
     for pod in pods:
-        for container in (pod.get("status") or {}).get("containerStatuses") or []:
+        status = pod.get("status") or {}
+        for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
             terminated = (container.get("state") or {}).get("terminated")
             if terminated and container.get("name") not in SIDECARS:
                 codes.append(int(terminated.get("exitCode", 0)))

@@ -1,6 +1,7 @@
 """KubernetesBackend: submit rendered manifests to one cluster and follow what they become."""
 from __future__ import annotations
 
+import base64
 import copy
 import threading
 import time
@@ -9,7 +10,7 @@ from typing import Any
 
 from kubernetes import client, config
 
-from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL
+from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from ...rendering.pod import pod_templates
 from ..base import (
     BackendError,
@@ -253,6 +254,28 @@ class KubernetesBackend:
             if obj.kind in CANCEL_KINDS:
                 self._delete(obj, "Foreground")
         self._delete_pods(ref)
+
+    # --- secrets ------------------------------------------------------------------------
+
+    def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        """Create the Secret, or replace it (409: a re-put, or a create whose answer was lost)."""
+        body = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY}},
+                "data": {key: base64.b64encode(value.encode()).decode() for key, value in data.items()}}
+        try:
+            self._retry(f"create Secret/{name}", lambda: self.api.create_secret(body, self.dry_run))
+            return
+        except KubeApiError as error:
+            if error.status != 409:
+                raise
+        self._retry(f"replace Secret/{name}", lambda: self.api.replace_secret(body, self.dry_run))
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        try:
+            self._retry(f"delete Secret/{name}", lambda: self.api.delete_secret(namespace, name))
+        except KubeApiError as error:
+            if error.status != 404:
+                raise
 
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's full log, then delete every submitted object and leftover pod.

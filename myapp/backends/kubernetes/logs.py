@@ -77,14 +77,18 @@ class Target:
 
 
 def targets(pods: list[dict[str, Any]]) -> list[Target]:
+    """Every non-sidecar container of every pod. Init containers are read too (tagged
+    ``<replica>/<container>``): an image build runs Kaniko in one, and its log is the build's."""
     out = []
     for pod in pods:
         meta = pod.get("metadata") or {}
-        names = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+        spec = pod.get("spec") or {}
+        names = [c["name"] for c in spec.get("containers") or []]
         main = [n for n in names if n not in SIDECARS] or names
+        init = [c["name"] for c in spec.get("initContainers") or [] if c["name"] not in SIDECARS]
         replica = replica_name(pod)
-        for container in main:
-            tag = replica if len(main) == 1 else f"{replica}/{container}"
+        for container in init + main:
+            tag = replica if main == [container] else f"{replica}/{container}"
             out.append(Target(meta.get("name", ""), meta.get("uid") or meta.get("name", ""), container, tag))
     return out
 
@@ -241,9 +245,10 @@ class _Reader(threading.Thread):
             raise
         if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             return True
-        for status in (pod.get("status") or {}).get("containerStatuses") or []:
-            if status.get("name") == self.target.container:
-                return "terminated" in (status.get("state") or {})
+        status = pod.get("status") or {}
+        for container in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+            if container.get("name") == self.target.container:
+                return "terminated" in (container.get("state") or {})
         return False
 
     def close(self) -> None:

@@ -133,6 +133,22 @@ class KubeApi:
                 kind.group, kind.version, ref.namespace, kind.plural, ref.name,
                 propagation_policy=propagation, **self._opts()))
 
+    # --- secrets: the platform writes a run's token Secret and deletes it, never reads one ---
+
+    def create_secret(self, body: dict[str, Any], dry_run: bool) -> None:
+        _json(self.core.create_namespaced_secret(body["metadata"]["namespace"], body=body,
+                                                 dry_run="All" if dry_run else None, field_validation="Strict",
+                                                 **self._opts()))
+
+    def replace_secret(self, body: dict[str, Any], dry_run: bool) -> None:
+        meta = body["metadata"]
+        _json(self.core.replace_namespaced_secret(meta["name"], meta["namespace"], body=body,
+                                                  dry_run="All" if dry_run else None, field_validation="Strict",
+                                                  **self._opts()))
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        _json(self.core.delete_namespaced_secret(name, namespace, **self._opts()))
+
     # --- pods ----------------------------------------------------------------------------
 
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]:
