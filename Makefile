@@ -41,11 +41,13 @@ start: install ui bwrap
 	$(VENV)/bin/myapp init
 	$(VENV)/bin/myapp run
 
-# The whole suite: the UI's own unit tests (Vitest); then SQLite + embedded transport, including the
-# browser tests (Playwright driving /usr/bin/chromium); then PostgreSQL (127.0.0.1:5432) + Redis (127.0.0.1:6379).
+# The whole suite: linters; the UI's own unit tests (Vitest); SQLite + embedded transport, including the
+# browser tests (Playwright driving /usr/bin/chromium); PostgreSQL (127.0.0.1:5432) + Redis (127.0.0.1:6379),
+# the platform's own processes and browser tests included; then every benchmark's quick mode.
 test: install ui lint bwrap
 	cd frontend && npx vitest run
-	$(PYTEST) -n 2 tests
-	MYAPP_TEST_DATABASE=postgresql $(PYTEST) -n 2 tests --ignore=tests/rendering --ignore=tests/e2e
+	$(PYTEST) -n 2 -m "not benchmark" tests
+	MYAPP_TEST_DATABASE=postgresql $(PYTEST) -n 2 -m "not benchmark" tests --ignore=tests/rendering
+	$(PYTEST) -m benchmark tests/test_benchmarks_quick.py
 
 .PHONY: install ui api-types lint start test bwrap

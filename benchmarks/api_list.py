@@ -8,6 +8,10 @@ Prints p50/p95/p99 per endpoint against the 50 ms p95 target, with two baselines
 the same run: /health under the same load (server floor) and the raw SQL of each list.
 
     .venv/bin/python benchmarks/api_list.py [--seconds 20] [--clients 20] [--keep]
+    .venv/bin/python benchmarks/api_list.py --quick     # 500 pipelines, 4 clients, 3 s per phase
+
+Exit status 1 means the benchmark broke: a request failed, a list returned no rows or a count
+other than the same query's in SQL. A missed latency target is only reported.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ import psycopg
 import requests
 
 TARGET_P95_MS = 50.0
+PAGES, PAGE_SIZE = 20, 25  # clients ask for a random page among the first 20 (fewer if the list is shorter)
+QUICK = {"pipelines": 500, "task_runs": 2000, "clients": 4, "seconds": 3.0}
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 RUN_STATES = ["succeeded"] * 7 + ["failed", "cancelled", "running"]
@@ -53,7 +59,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--pg", default=os.environ.get("MYAPP_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
                    help="admin URL of the server the database is created on")
     p.add_argument("--keep", action="store_true", help="keep the database and the instance folder")
-    return p.parse_args()
+    p.add_argument("--quick", action="store_true", help="{pipelines} pipelines, {task_runs} task runs, "
+                   "{clients} clients, {seconds:.0f} s per phase".format(**QUICK))
+    args = p.parse_args()
+    if args.quick:
+        vars(args).update(QUICK)
+    return args
 
 
 def admin_sql(pg: str, sql: str) -> None:
@@ -140,17 +151,21 @@ def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.P
            "--threads", str(args.threads), "--worker-class", "gthread", args.app]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"gunicorn exited with {proc.returncode}; see {log}")
-        try:
-            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.3)
-    proc.terminate()
-    sys.exit(f"gunicorn not healthy after 60 s; see {log}")
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                sys.exit(f"gunicorn exited with {proc.returncode}; see {log}")
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    return proc
+            except requests.RequestException:  # not listening yet, or a worker still booting
+                pass
+            time.sleep(0.3)
+        sys.exit(f"gunicorn not healthy after 60 s; see {log}")
+    except BaseException:  # the caller never gets proc: stop it here, whatever went wrong
+        proc.terminate()
+        proc.wait(30)
+        raise
 
 
 def endpoints(ids: dict) -> dict[str, str]:
@@ -167,8 +182,14 @@ def endpoints(ids: dict) -> dict[str, str]:
     }
 
 
-def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: float, cap: int) -> dict:
-    """Closed loop: each client sends its next request when the last one answered."""
+def pages(count: int) -> int:
+    return max(1, min(PAGES, -(-count // PAGE_SIZE)))
+
+
+def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: float, cap: int,
+          counts: dict[str, int] | None = None) -> dict:
+    """Closed loop: each client sends its next request when the last one answered. A list answer must
+    hold the rows and the count the same query has in SQL (`counts`), else it is an error."""
     samples: dict[str, list[float]] = {name: [] for name in paths}
     errors: list[str] = []
     lock = threading.Lock()
@@ -187,13 +208,21 @@ def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: f
                     break
                 budget[0] -= 1
             name = rnd.choice(names)
-            url = base + paths[name] + (f"&page={rnd.randrange(20)}" if "page_size" in paths[name] else "")
+            url, want = base + paths[name], None
+            if counts is not None and name in counts:
+                page = rnd.randrange(pages(counts[name]))
+                url += f"&page={page}"
+                want = (counts[name], min(PAGE_SIZE, counts[name] - page * PAGE_SIZE))
             start = time.perf_counter()
             resp = session.get(url, timeout=30)
             elapsed = (time.perf_counter() - start) * 1000
-            if resp.status_code != 200:
+            ok = resp.status_code == 200
+            if ok and want is not None:
+                body = resp.json()
+                ok = (body["count"], len(body["items"])) == want
+            if not ok:
                 with lock:
-                    errors.append(f"{name}: {resp.status_code} {resp.text[:200]}")
+                    errors.append(f"{name}: {resp.status_code} {resp.text[:200]} (expected count, rows {want})")
                 continue
             mine[name].append(elapsed)
         with lock:
@@ -232,11 +261,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
 
 
-def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30) -> dict[str, float]:
-    """Median of count + page, the two statements get_list sends, on one direct connection."""
+def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30
+               ) -> tuple[dict[str, float], dict[str, int]]:
+    """Median of count + page, the two statements get_list sends, on one direct connection; and the counts."""
     url = db_url.replace("postgresql+psycopg://", "postgresql://")
     rnd = random.Random(1)
-    result = {}
+    result, counts = {}, {}
     with psycopg.connect(url, autocommit=True) as conn:
         for name, path in paths.items():
             table = path.split("/")[3]
@@ -249,15 +279,16 @@ def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: in
             times = []
             for _ in range(repeat):
                 start = time.perf_counter()
-                conn.execute(f"SELECT count(*) FROM (SELECT * FROM {table} WHERE {cond}) AS s").fetchall()
-                conn.execute(f"SELECT * FROM {table} WHERE {cond} ORDER BY id DESC LIMIT 25 "
-                             f"OFFSET {25 * rnd.randrange(20)}").fetchall()
+                counts[name] = conn.execute(f"SELECT count(*) FROM (SELECT * FROM {table} WHERE {cond}) AS s"
+                                            ).fetchone()[0]
+                conn.execute(f"SELECT * FROM {table} WHERE {cond} ORDER BY id DESC LIMIT {PAGE_SIZE} "
+                             f"OFFSET {PAGE_SIZE * rnd.randrange(pages(counts[name]))}").fetchall()
                 times.append((time.perf_counter() - start) * 1000)
             result[name] = pct(times, 50)
-    return result
+    return result, counts
 
 
-def report(load: dict, health: dict, sql: dict[str, float]) -> None:
+def report(load: dict, health: dict, sql: dict[str, float]) -> int:
     def row(label: str, values: list[float], wall: float, sql_ms: str = "", verdict: str = "") -> None:
         print(f"{label:<22}{len(values):>7}{len(values) / wall:>8.1f}{pct(values, 50):>8.1f}"
               f"{pct(values, 95):>8.1f}{pct(values, 99):>8.1f}{sql_ms:>9}  {verdict}")
@@ -277,14 +308,20 @@ def report(load: dict, health: dict, sql: dict[str, float]) -> None:
     print(f"throughput: lists {len(every) / load['wall']:.0f} req/s vs /health {len(hv) / health['wall']:.0f} req/s "
           f"(closed loop: p50 ~= clients / throughput); load generator CPU: {load['client_cpu']:.0%} "
           f"of a core during lists, {health['client_cpu']:.0%} during /health")
-    verdict = "MET" if pct(every, 95) <= TARGET_P95_MS else "MISSED"
-    print(f"target p95 <= {TARGET_P95_MS:.0f} ms over all list requests: {verdict} ({pct(every, 95):.1f} ms)")
+    problems = []
     for phase in (load, health):
         if phase["errors"]:
-            print(f"errors: {len(phase['errors'])}, first: {phase['errors'][0]}")
+            problems.append(f"{len(phase['errors'])} failed requests, first: {phase['errors'][0]}")
+    problems += [f"no {name} request answered" for name, values in
+                 [*load["samples"].items(), *health["samples"].items()] if not values]
+    for problem in problems:
+        print(f"PROBLEM {problem}")
+    verdict = "BROKEN" if problems else "MET" if pct(every, 95) <= TARGET_P95_MS else "MISSED"
+    print(f"target p95 <= {TARGET_P95_MS:.0f} ms over all list requests: {verdict} ({pct(every, 95):.1f} ms)")
+    return 1 if problems else 0
 
 
-def main() -> None:
+def main() -> int:
     args = parse_args()
     name = f"myapp_bench_{uuid.uuid4().hex[:8]}"
     home = Path(tempfile.mkdtemp(prefix="myapp-bench-"))
@@ -292,7 +329,7 @@ def main() -> None:
     os.environ.update(DATABASE_URL=db_url, MYAPP_HOME=str(home))
     os.environ.pop("REDIS_URL", None)
     admin_sql(args.pg, f'CREATE DATABASE "{name}"')
-    proc = None
+    proc, status = None, 1
     try:
         start = time.monotonic()
         ids = seed(args)
@@ -309,17 +346,17 @@ def main() -> None:
         paths = endpoints(ids)
         warm = min(5.0, args.seconds / 2)
         print(f"gunicorn: {args.web_workers} workers x {args.threads} threads; {args.clients} clients; "
-              f"warm-up {warm:.0f} s, then {args.seconds:.0f} s per phase; pages 0-19 of 25 rows; "
-              f"{os.cpu_count()} cpus")
-        drive(base, token, paths, args.clients, warm, args.max_requests)
+              f"warm-up {warm:.0f} s, then {args.seconds:.0f} s per phase; pages 0-{PAGES - 1} of {PAGE_SIZE} rows "
+              f"(fewer if shorter); {os.cpu_count()} cpus")
+        sql, counts = raw_sql_ms(db_url, paths, ids["member"])
+        drive(base, token, paths, args.clients, warm, args.max_requests, counts)
         cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
-        load = drive(base, token, paths, args.clients, args.seconds, args.max_requests)
+        load = drive(base, token, paths, args.clients, args.seconds, args.max_requests, counts)
         health = drive(base, token, {"/health": "/health"}, args.clients, args.seconds, args.max_requests)
         (busy1, ours1), wall = cpu_seconds(proc.pid), time.monotonic() - wall0
         other = max(0.0, (busy1 - cpu0[0]) - (ours1 - cpu0[1])) / wall
-        sql = raw_sql_ms(db_url, paths, ids["member"])
         print()
-        report(load, health, sql)
+        status = report(load, health, sql)
         print(f"machine CPU during the measured phases: {(busy1 - cpu0[0]) / wall:.2f} of {os.cpu_count()} cores busy, "
               f"{other:.2f} cores by other processes (not this benchmark, gunicorn or PostgreSQL)")
     finally:
@@ -334,7 +371,8 @@ def main() -> None:
         else:
             admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             shutil.rmtree(home, ignore_errors=True)
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

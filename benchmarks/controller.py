@@ -6,12 +6,17 @@ Real parts: PostgreSQL (a throw-away database), Redis as the Celery broker, Cele
 the backend, whose jobs finish on their second status poll (no real work), so the figures
 measure the controller, SQL and the broker.
 
-Prints state transitions per second and, for every task with an upstream, the latency from
-"upstream done" (the controller recording its success) to "submitted" (the downstream
-attempt handed to the backend), p50/p95 against the 200 ms target. Baseline in the same run:
-the same runs reconciled by one in-process loop with no broker, the controller's own floor.
+Prints state transitions per second (counted as they are committed: every change of a run's
+or task run's state) and, for every task with an upstream, the latency from "upstream done"
+(the controller recording its success) to "submitted" (the downstream attempt handed to the
+backend), p50/p95 against the 200 ms target. Baseline in the same run: the same runs
+reconciled by one in-process loop with no broker, the controller's own floor.
 
     .venv/bin/python benchmarks/controller.py [--runs 1000] [--tasks 10] [--workers 4]
+    .venv/bin/python benchmarks/controller.py --quick      # 40 runs, ~20 s
+
+Exit status 1 means the benchmark broke: a run that did not succeed, a task run missing or
+retried, a job created twice. A missed latency target is only reported.
 """
 from __future__ import annotations
 
@@ -20,8 +25,10 @@ import datetime as dt
 import os
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 import psycopg
@@ -30,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the fake backend the tests use
 TARGET_P95_MS = 200.0
+QUICK = {"runs": 40, "workers": 2, "timeout": 120}
 
 
 def parse_args() -> argparse.Namespace:
@@ -40,7 +48,51 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--redis", default="redis://127.0.0.1:6379/14")
     p.add_argument("--timeout", type=float, default=1200, help="give up after this many seconds")
-    return p.parse_args()
+    p.add_argument("--quick", action="store_true", help="{runs} runs on {workers} worker threads".format(**QUICK))
+    args = p.parse_args()
+    if args.quick:
+        vars(args).update(QUICK)
+    return args
+
+
+class TransitionCounter:
+    """Counts state changes of runs and task runs as they are committed: each transition() that
+    changed a state is held by its session until commit (a rolled-back pass counts nothing)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.committed: Counter[str] = Counter()  # "TaskRun running->succeeded" -> count
+
+    def install(self) -> None:
+        import sqlalchemy as sa
+        from sqlalchemy.orm import object_session
+
+        from myapp.models import PipelineRun, TaskRun
+
+        def counting(original):
+            def transition(row, new, reason=None, now=None):
+                before = row.state
+                original(row, new, reason, now)
+                if row.state != before:
+                    key = f"{type(row).__name__} {before.value}->{row.state.value}"
+                    object_session(row).info.setdefault("bench_transitions", []).append(key)
+            return transition
+
+        for model in (PipelineRun, TaskRun):
+            model.transition = counting(model.transition)
+        sa.event.listen(sa.orm.Session, "after_commit", self._commit)
+        sa.event.listen(sa.orm.Session, "after_rollback", lambda session: session.info.pop("bench_transitions", None))
+
+    def _commit(self, session) -> None:
+        done = session.info.pop("bench_transitions", [])
+        with self.lock:
+            self.committed.update(done)
+
+    def take(self) -> Counter[str]:
+        """The transitions committed since the last take."""
+        with self.lock:
+            out, self.committed = self.committed, Counter()
+        return out
 
 
 def admin_sql(pg: str, sql: str) -> None:
@@ -87,15 +139,25 @@ def seed(app, runs: int, tasks: int) -> list[int]:
         return run_ids
 
 
-def measure(app, run_ids: list[int], started: float, finished: float) -> dict:
+def measure(app, run_ids: list[int], tasks: int, started: float, finished: float, transitions: Counter[str],
+            backend) -> dict:
     from myapp.extensions import db
     from myapp.models import Edge, PipelineRun, TaskRun
 
     with app.app_context():
-        rows = db.session.query(TaskRun.pipeline_run_id, TaskRun.task_id, TaskRun.submitted_at,
-                                TaskRun.finished_at, TaskRun.state).filter(TaskRun.pipeline_run_id.in_(run_ids)).all()
+        rows = db.session.query(TaskRun.pipeline_run_id, TaskRun.task_id, TaskRun.submitted_at, TaskRun.finished_at,
+                                TaskRun.state, TaskRun.attempt).filter(TaskRun.pipeline_run_id.in_(run_ids)).all()
         edges = db.session.query(Edge.upstream_task_id, Edge.downstream_task_id).all()
         states = db.session.query(PipelineRun.state).filter(PipelineRun.id.in_(run_ids)).all()
+    problems = []
+    succeeded = sum(1 for (s,) in states if s.value == "succeeded")
+    if succeeded != len(run_ids):
+        problems.append(f"{len(run_ids) - succeeded} of {len(run_ids)} runs did not succeed")
+    if len(rows) != len(run_ids) * tasks or any(r.attempt != 1 or r.state.value != "succeeded" for r in rows):
+        problems.append(f"{len(rows)} task runs, expected {len(run_ids) * tasks} first attempts, all succeeded")
+    twice = [job for job, n in backend.creations.items() if n != 1]
+    if twice:
+        problems.append(f"{len(twice)} jobs created more than once")
     by_key = {(r.pipeline_run_id, r.task_id): r for r in rows}
     ups: dict[int, list[int]] = {}
     for up, down in edges:
@@ -106,16 +168,14 @@ def measure(app, run_ids: list[int], started: float, finished: float) -> dict:
             continue
         done = max(by_key[(run_id, u)].finished_at for u in ups[task_id])
         latencies.append((row.submitted_at - done).total_seconds() * 1000)
-    # every run: queued->running->succeeded (2); every task: queued->pending->running->succeeded (3)
-    transitions = 2 * len(run_ids) + 3 * len(rows)
     latencies.sort()
-    return {"runs": len(run_ids), "succeeded": sum(1 for (s,) in states if s.value == "succeeded"),
-            "task_runs": len(rows), "seconds": finished - started, "transitions": transitions,
+    return {"runs": len(run_ids), "succeeded": succeeded, "task_runs": len(rows), "seconds": finished - started,
+            "transitions": sum(transitions.values()), "kinds": transitions, "problems": problems,
             "p50": latencies[len(latencies) // 2] if latencies else float("nan"),
             "p95": latencies[int(len(latencies) * 0.95)] if latencies else float("nan")}
 
 
-def run_celery(app, run_ids: list[int], args: argparse.Namespace) -> dict:
+def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: TransitionCounter, backend) -> dict:
     import redis
     from celery.contrib.testing.worker import start_worker
 
@@ -141,10 +201,11 @@ def run_celery(app, run_ids: list[int], args: argparse.Namespace) -> dict:
                 break
             for run_id in active:
                 celery.send_task("myapp.reconcile_run", args=[run_id])
-    return measure(app, run_ids, started, time.monotonic())
+    finished = time.monotonic()
+    return measure(app, run_ids, args.tasks, started, finished, counter.take(), backend)
 
 
-def run_inline(app, run_ids: list[int]) -> dict:
+def run_inline(app, run_ids: list[int], tasks: int, counter: TransitionCounter, backend) -> dict:
     from myapp.backends.registry import backend_for
     from myapp.pipelines.controller import RunController
 
@@ -154,16 +215,20 @@ def run_inline(app, run_ids: list[int]) -> dict:
         pending = list(run_ids)
         while pending:
             pending = [r for r in pending if controller.reconcile(r).value not in ("succeeded", "failed", "cancelled")]
-    return measure(app, run_ids, started, time.monotonic())
+    finished = time.monotonic()
+    return measure(app, run_ids, tasks, started, finished, counter.take(), backend)
 
 
 def show(label: str, m: dict) -> None:
-    print(f"{label:<22} runs {m['succeeded']}/{m['runs']} succeeded, {m['task_runs']} task runs in {m['seconds']:.1f} s: "
-          f"{m['transitions'] / m['seconds']:.0f} transitions/s; upstream done -> submitted "
-          f"p50 {m['p50']:.1f} ms, p95 {m['p95']:.1f} ms")
+    print(f"{label:<22} runs {m['succeeded']}/{m['runs']} succeeded, {m['task_runs']} task runs "
+          f"in {m['seconds']:.1f} s: {m['transitions']} transitions, {m['transitions'] / m['seconds']:.0f}/s; "
+          f"upstream done -> submitted p50 {m['p50']:.1f} ms, p95 {m['p95']:.1f} ms")
+    print(f"{'':<22} " + ", ".join(f"{kind} {n}" for kind, n in sorted(m["kinds"].items())))
+    for problem in m["problems"]:
+        print(f"{'':<22} PROBLEM {problem}")
 
 
-def main() -> None:
+def main() -> int:
     args = parse_args()
     name = f"myapp_ctl_{uuid.uuid4().hex[:8]}"
     os.environ.update(DATABASE_URL=args.pg.rsplit("/", 1)[0] + f"/{name}", MYAPP_HOME=tempfile.mkdtemp())
@@ -180,26 +245,34 @@ def main() -> None:
         app = create_app()
         with app.app_context():
             upgrade()
-        registry._backends[("default", app.config["MYAPP_BACKEND"])] = FakeBackend()
+        counter = TransitionCounter()
+        counter.install()
+        backend = registry._backends[("default", app.config["MYAPP_BACKEND"])] = FakeBackend()
         baseline_ids = seed(app, max(10, args.runs // 10), args.tasks)
-        base = run_inline(app, baseline_ids)
+        counter.take()  # seeding changes no state; start from zero all the same
+        base = run_inline(app, baseline_ids, args.tasks, counter, backend)
         with app.app_context():
             db.session.execute(db.text("DELETE FROM project"))  # start the measured phase clean
             db.session.commit()
+        backend = registry._backends[("default", app.config["MYAPP_BACKEND"])] = FakeBackend()
         run_ids = seed(app, args.runs, args.tasks)
-        celery_m = run_celery(app, run_ids, args)
-        print(f"{args.runs} runs x {args.tasks} tasks; PostgreSQL + Redis broker; {args.workers} Celery worker threads; "
-              f"{os.cpu_count()} cpus")
+        counter.take()
+        celery_m = run_celery(app, run_ids, args, counter, backend)
+        print(f"{args.runs} runs x {args.tasks} tasks; PostgreSQL + Redis broker; "
+              f"{args.workers} Celery worker threads; {os.cpu_count()} cpus")
         show("baseline (inline loop)", base)
         show("Celery on Redis", celery_m)
-        verdict = "MET" if celery_m["p95"] <= TARGET_P95_MS else "MISSED"
-        print(f"target p95 upstream done -> submitted <= {TARGET_P95_MS:.0f} ms: {verdict} ({celery_m['p95']:.1f} ms); "
-              f"throughput vs baseline: {celery_m['transitions'] / celery_m['seconds'] / (base['transitions'] / base['seconds']):.2f}x")
+        ratio = celery_m["transitions"] / celery_m["seconds"] / (base["transitions"] / base["seconds"])
+        print(f"throughput vs baseline: {ratio:.2f}x")
+        broken = base["problems"] + celery_m["problems"]
+        verdict = "BROKEN" if broken else "MET" if celery_m["p95"] <= TARGET_P95_MS else "MISSED"
+        print(f"target p95 upstream done -> submitted <= {TARGET_P95_MS:.0f} ms: {verdict} ({celery_m['p95']:.1f} ms)")
         with app.app_context():
             db.engine.dispose()
+        return 1 if broken else 0
     finally:
         admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,7 @@
 """Rendering throughput on one core: render + strict validation vs. plain Jinja.
 
     .venv/bin/python benchmarks/render.py [--iterations N] [--template NAME ...]
+    .venv/bin/python benchmarks/render.py --quick     # 20 renders per template, a few seconds
 
 "validated" = myapp.rendering.render(): sandboxed Jinja, YAML parse, policy post-processing,
 strict schema + webhook + policy validation of every manifest.
@@ -8,6 +9,7 @@ strict schema + webhook + policy validation of every manifest.
               (no sandbox, no parsing, no validation) from the same data, captured from
               the real render.
 Both run in this single process, one after the other; figures are manifests per second.
+Exit status 1 means the benchmark broke (a render failed); a missed target is only reported.
 """
 from __future__ import annotations
 
@@ -20,22 +22,23 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from myapp.catalog import load_catalog  # noqa: E402
-from myapp.rendering import (  # noqa: E402
+from rendering._support import REQUIRED_ARGS
+
+from myapp.catalog import load_catalog
+from myapp.rendering import (
     RenderContext,
     ResourceGroup,
-    engine,  # noqa: E402
+    engine,
     render,
 )
 
 TARGET = 500  # validated manifests per second on one core
-REQUIRED_ARGS = {
-    "image-build": {"destination": "registry.example.com/vision/digits:1.0"},
-    "model-register": {"model_name": "digits", "model_version": "1.0.0", "model_path": "s3://models/digits"},
-    "deploy-service": {"service_name": "digits", "version": "v2", "previous_version": "v1"},
-    "notebook": {"name": "alice-notebook"},
-}
+QUICK_ITERATIONS = 20
+# The arguments the rendering tests keep valid (so they follow the templates); deploy-service with a
+# previous version renders its canary split too.
+ARGS = {**REQUIRED_ARGS, "deploy-service": {**REQUIRED_ARGS["deploy-service"], "previous_version": "v1"}}
 CTX = RenderContext(
     project="vision", namespace="proj-vision", pipeline="digits-training", run_id=42, task="train",
     attempt=1, service_account="proj-vision-runner",
@@ -88,9 +91,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=300, help="renders per template (default 300)")
     parser.add_argument("--template", action="append", help="only these templates")
+    parser.add_argument("--quick", action="store_true", help=f"{QUICK_ITERATIONS} renders per template")
     options = parser.parse_args()
+    if options.quick:
+        options.iterations = QUICK_ITERATIONS
     plain_env = engine.make_environment(sandboxed=False)
     templates = [t for t in load_catalog() if not options.template or t["name"] in options.template]
+    if not templates:
+        print(f"no template named {options.template}")
+        return 1
 
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} cpus visible; "
           f"single process, {options.iterations} renders per template")
@@ -99,26 +108,29 @@ def main() -> int:
           f"{'plain jinja/s':>14} {'plain/validated':>16}")
     totals = {"validated": [0.0, 0], "render": [0.0, 0], "plain": [0.0, 0]}
     for template in templates:
-        args = REQUIRED_ARGS.get(template["name"], {})
+        args = ARGS.get(template["name"], {})
         plain_templates = [(plain_env.get_template(name), data) for name, data in capture_calls(template, args)]
-        figures = {}
+        figures, counts = {}, {}
         for label, fn in (("validated", partial(validated, template, args)),
                           ("render", partial(render_only, template, args)),
                           ("plain", partial(plain, plain_templates))):
             per_second, per_render = rate(fn, options.iterations)
-            figures[label] = per_second
+            figures[label], counts[label] = per_second, per_render
             totals[label][0] += per_render * options.iterations / per_second
             totals[label][1] += per_render * options.iterations
+        if counts["validated"] != counts["render"]:  # validation must not add or drop manifests
+            print(f"{template['name']}: {counts['validated']} manifests validated, {counts['render']} rendered")
+            return 1
         print(f"{template['name']:16} {per_render:>10} {figures['validated']:>12.0f} "
               f"{figures['validated'] / per_render:>10.0f} {figures['render']:>14.0f} "
               f"{figures['plain']:>14.0f} {figures['plain'] / figures['validated']:>15.1f}x")
     overall = {label: count / seconds for label, (seconds, count) in totals.items()}
     print(f"{'ALL':16} {'':>10} {overall['validated']:>12.0f} {'':>10} {overall['render']:>14.0f} "
           f"{overall['plain']:>14.0f} {overall['plain'] / overall['validated']:>15.1f}x")
-    verdict = "meets" if overall["validated"] >= TARGET else "MISSES"
-    print(f"validated manifests/s on one core: {overall['validated']:.0f} ({verdict} the {TARGET}/s target); "
+    verdict = "MET" if overall["validated"] >= TARGET else "MISSED"
+    print(f"target validated manifests/s on one core >= {TARGET}: {verdict} ({overall['validated']:.0f}); "
           f"plain Jinja is {overall['plain'] / overall['validated']:.1f}x faster but checks nothing")
-    return 0 if overall["validated"] >= TARGET else 1
+    return 0
 
 
 if __name__ == "__main__":

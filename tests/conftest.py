@@ -1,19 +1,52 @@
 """Test fixtures: one app per process (FAB allows no more), on SQLite or PostgreSQL.
 
 MYAPP_TEST_DATABASE=postgresql runs the same tests on a fresh PostgreSQL database
-created for this process on 127.0.0.1:5432 and dropped afterwards.
+created for this process on 127.0.0.1:5432 and dropped afterwards, with Redis (127.0.0.1:6379)
+as broker and cache; the platform processes tests start (`platform_env`) get the same, each
+on a database of their own.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+TEST_DATABASE = os.environ.get("MYAPP_TEST_DATABASE", "sqlite")
 PG_ADMIN_URL = os.environ.get("MYAPP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
-REDIS_TEST_URL = os.environ.get("MYAPP_TEST_REDIS", "redis://127.0.0.1:6379/15")
+REDIS_TEST_SERVER = re.sub(r"/\d*$", "", os.environ.get("MYAPP_TEST_REDIS", "redis://127.0.0.1:6379"))
+REDIS_ROLES = ("app", "tests", "platform")
+REDIS_LAST_DB = 13  # 14 is benchmarks/controller.py's, 15 is left for people; 0 is Redis's default
+
+
+def redis_test_url(role: str) -> str:
+    """A Redis DB of this test process alone: xdist worker gwN gets 1 + 3N .. 3 + 3N, one per role
+    ("app": the session's app, "tests": workers and caches tests start themselves, "platform":
+    platform processes), so parallel workers never consume or flush each other's queues."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    number = 1 + len(REDIS_ROLES) * worker + REDIS_ROLES.index(role)
+    if number > REDIS_LAST_DB:
+        raise RuntimeError(f"no Redis DB left for xdist worker gw{worker}: use at most 4 workers")
+    return f"{REDIS_TEST_SERVER}/{number}"
+
+
+REDIS_TEST_URL = redis_test_url("tests")
+
+
+def _flush_redis(url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+
+
+def _pg_url(name: str) -> str:
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
 
 
 def _pg_database(name: str, create: bool) -> None:
@@ -33,15 +66,16 @@ def instance_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def app(instance_dir: Path) -> Iterator:
-    backend = os.environ.get("MYAPP_TEST_DATABASE", "sqlite")
     pg_name = None
-    os.environ.pop("REDIS_URL", None)
-    if backend == "postgresql":
+    if TEST_DATABASE == "postgresql":
         pg_name = f"myapp_test_{uuid.uuid4().hex[:10]}"
         _pg_database(pg_name, create=True)
-        os.environ["DATABASE_URL"] = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{pg_name}"
+        os.environ["DATABASE_URL"] = _pg_url(pg_name)
+        os.environ["REDIS_URL"] = redis_test_url("app")
+        _flush_redis(os.environ["REDIS_URL"])  # what an earlier session left queued or cached
     else:
         os.environ.pop("DATABASE_URL", None)
+        os.environ.pop("REDIS_URL", None)
     os.environ["MYAPP_HOME"] = str(instance_dir)
 
     from myapp.app import create_app
@@ -59,6 +93,35 @@ def app(instance_dir: Path) -> Iterator:
         with flask_app.app_context():
             db.engine.dispose()
         _pg_database(pg_name, create=False)
+        _flush_redis(os.environ["REDIS_URL"])  # runs enqueued that no worker consumed
+
+
+@contextlib.contextmanager
+def platform_environment(home: Path) -> Iterator[dict[str, str]]:
+    """The environment of platform processes a test starts (`myapp init`, `myapp run`, ...), on the
+    pass's database and broker: on PostgreSQL a fresh database (dropped afterwards) and this worker's
+    platform Redis DB (flushed before and after); otherwise the embedded default in `home`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MYAPP_ADMIN_PASSWORD")}
+    env["MYAPP_HOME"] = str(home)
+    if TEST_DATABASE != "postgresql":
+        yield env
+        return
+    name, redis_url = f"myapp_proc_{uuid.uuid4().hex[:10]}", redis_test_url("platform")
+    _pg_database(name, create=True)
+    _flush_redis(redis_url)
+    try:
+        yield env | {"DATABASE_URL": _pg_url(name), "REDIS_URL": redis_url}
+    finally:
+        _pg_database(name, create=False)
+        _flush_redis(redis_url)
+
+
+@pytest.fixture()
+def platform_env() -> Iterator[Callable[[Path], dict[str, str]]]:
+    """platform_env(home) -> the environment for platform processes (see platform_environment),
+    cleaned up after the test. One platform per test: they would share the worker's Redis DB."""
+    with contextlib.ExitStack() as stack:
+        yield lambda home: stack.enter_context(platform_environment(home))
 
 
 @pytest.fixture()

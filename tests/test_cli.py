@@ -1,7 +1,6 @@
 """The CLI as a new user runs it: `myapp init` then `myapp run`, and Ctrl-C stops everything."""
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
@@ -24,11 +23,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MYAPP_ADMIN_PASSWORD")}
-    return env | {"MYAPP_HOME": str(home)}
-
-
 def wait_healthy(base: str, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -40,8 +34,8 @@ def wait_healthy(base: str, timeout: float = 90) -> None:
     raise AssertionError("web never became healthy")
 
 
-def test_init_then_run_then_ctrl_c(tmp_path):
-    env = cli_env(tmp_path)
+def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
+    env = platform_env(tmp_path)
     first = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert first.returncode == 0, first.stderr
     password = re.search(r"Created admin user 'admin' with password: (\S+)", first.stdout).group(1)
@@ -65,6 +59,15 @@ def test_init_then_run_then_ctrl_c(tmp_path):
         assert [p["name"] for p in projects] == ["demo"]
         templates = requests.get(f"{base}/api/v1/job_template/?page_size=100", headers=auth, timeout=10).json()
         assert {"python", "pytorch-ddp"} <= {t["name"] for t in templates["items"]}
+        if "DATABASE_URL" in env:  # the PostgreSQL pass: the platform is on PostgreSQL and Redis too
+            import redis
+
+            assert not (tmp_path / "myapp.sqlite").exists()
+            broker = redis.Redis.from_url(env["REDIS_URL"])
+            deadline = time.monotonic() + 60
+            while not broker.exists("_kombu.binding.celery"):  # the worker's queue, once it has started
+                assert time.monotonic() < deadline, "the worker never bound its queue in Redis"
+                time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
@@ -75,9 +78,9 @@ def test_init_then_run_then_ctrl_c(tmp_path):
             proc.kill()
 
 
-def test_children_stop_when_run_is_killed(tmp_path):
+def test_children_stop_when_run_is_killed(tmp_path, platform_env):
     """Even SIGKILL on `myapp run` leaves no web, worker or beat behind."""
-    env = cli_env(tmp_path)
+    env = platform_env(tmp_path)
     assert subprocess.run([*MYAPP, "db", "upgrade"], env=env, capture_output=True, timeout=120).returncode == 0
     proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--web-workers", "1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,8 +98,8 @@ def test_children_stop_when_run_is_killed(tmp_path):
     assert not alive
 
 
-def test_pipeline_apply_and_export(tmp_path):
-    env = cli_env(tmp_path / "home")
+def test_pipeline_apply_and_export(tmp_path, platform_env):
+    env = platform_env(tmp_path / "home")
     assert subprocess.run([*MYAPP, "init"], env=env, capture_output=True, timeout=180).returncode == 0
     spec = tmp_path / "nightly.yaml"
     spec.write_text(
@@ -119,9 +122,9 @@ def test_pipeline_apply_and_export(tmp_path):
     assert bad.returncode == 2 and "tasks[1] (train).depends_on: unknown task 'prep'" in bad.stderr
 
 
-def test_pipeline_run_wait_drives_in_process_and_follows_logs(tmp_path):
+def test_pipeline_run_wait_drives_in_process_and_follows_logs(tmp_path, platform_env):
     """No platform running: `run --wait` drives the run itself on the local backend."""
-    env = cli_env(tmp_path / "home")
+    env = platform_env(tmp_path / "home")
     assert subprocess.run([*MYAPP, "init"], env=env, capture_output=True, timeout=180).returncode == 0
     spec = tmp_path / "hello.yaml"
     spec.write_text("name: hello\nproject: demo\ntasks:\n"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+import pytest
 import sqlalchemy as sa
-
 from conftest import unique
 from fake_backend import FakeBackend
+
+from myapp.backends import JobState
 
 
 def make_pipeline(app, template_id, tasks, edges, **pipeline_kw):
@@ -143,7 +145,7 @@ def test_duplicate_reconciles_submit_each_attempt_once(app, catalog):
             with app.app_context():
                 for _ in range(15):
                     controller.reconcile(run_id)
-        except Exception as exc:  # noqa: BLE001 - reported below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
@@ -199,3 +201,29 @@ def test_finished_attempts_are_archived_then_cleaned_up(app, catalog, tmp_path):
     with app.app_context():
         samples = db.session.scalars(sa.select(TaskRun.metrics).filter_by(pipeline_run_id=run_id)).all()
     assert all(s and s[0]["cpu_cores"] == 0.5 and s[0]["replica"] == "master-0" for s in samples)
+
+
+def test_every_backend_job_state_maps_to_a_task_state():
+    """A new JobState must be given a TaskState explicitly; it can only be one an attempt on a backend takes."""
+    from myapp.models import TaskState
+    from myapp.models.states import TASK_ACTIVE, TASK_TERMINAL
+    from myapp.pipelines.controller import TASK_STATE_OF_JOB
+
+    assert set(TASK_STATE_OF_JOB) == set(JobState)
+    assert set(TASK_STATE_OF_JOB.values()) <= TASK_ACTIVE | TASK_TERMINAL
+    assert not set(TASK_STATE_OF_JOB.values()) & {TaskState.QUEUED, TaskState.SKIPPED, TaskState.UPSTREAM_FAILED}
+    assert len(set(TASK_STATE_OF_JOB.values())) == len(JobState)  # no two backend states collapse into one
+
+
+@pytest.mark.parametrize("reported", list(JobState), ids=lambda s: s.value)
+def test_attempt_takes_the_mapped_state_of_what_the_backend_reports(app, catalog, reported):
+    from myapp.backends import Status
+    from myapp.pipelines.controller import TASK_STATE_OF_JOB
+
+    class Reporting(FakeBackend):
+        def status(self, ref):
+            return Status(reported, f"backend says {reported.value}")
+
+    run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
+    drive(app, Reporting(), run_id, passes=3)
+    assert task_states(app, run_id) == [("a", 1, TASK_STATE_OF_JOB[reported].value)]

@@ -12,10 +12,10 @@ import urllib.request
 
 import requests
 
-from test_cli import MYAPP, cli_env, free_port, wait_healthy
+from test_cli import MYAPP, free_port, wait_healthy
 
 
-def test_demo_pipeline_trains_registers_and_serves(tmp_path):
+def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
     from sklearn.datasets import load_digits
 
     from myapp.backends import JobRef
@@ -23,7 +23,8 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path):
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = cli_env(tmp_path) | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": "s3cret-for-test"}
+    env = platform_env(tmp_path) | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1",
+                                    "MYAPP_ADMIN_PASSWORD": "s3cret-for-test"}
     init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert init.returncode == 0, init.stderr
     assert "pipeline: digits" in init.stdout

@@ -57,8 +57,9 @@ class Redis:
 
 
 def worker(app, broker_env: dict[str, str], log: Path) -> subprocess.Popen:
-    env = dict(os.environ, MYAPP_HOME=app.config["INSTANCE_PATH"], **broker_env)
-    env.pop("MYAPP_TEST_DATABASE", None)
+    """A worker on the app's database (the pass's) and on the broker under test, not the app's own."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "MYAPP_TEST_DATABASE")}
+    env |= {"MYAPP_HOME": app.config["INSTANCE_PATH"], **broker_env}
     return subprocess.Popen([sys.executable, "-m", "celery", "-A", "myapp.worker:celery", "worker", "--pool", "solo",
                              "-l", "warning"], env=env, stdout=log.open("a"), stderr=subprocess.STDOUT,
                             start_new_session=True)

@@ -110,6 +110,13 @@ class Backend(Protocol):
     def cleanup(self, ref: JobRef, archive: "LogArchive") -> None:
         """Archive the logs, then delete what submit created."""
 
+    def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        """Create the Secret ``name`` in the project's namespace with exactly ``data`` (key -> text),
+        or replace the one there: idempotent. Jobs mount it by secretKeyRef (the run's API token)."""
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        """Delete the Secret; one already gone is fine (idempotent)."""
+
 
 class LogArchive(Protocol):
     def write(self, ref: JobRef, lines: list[LogLine]) -> None: ...

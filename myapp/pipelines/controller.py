@@ -15,9 +15,13 @@ from dataclasses import asdict
 
 import sqlalchemy as sa
 
+from .. import run_tokens
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive
+from ..contract import run_token_secret
 from ..extensions import db
-from ..models import Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, Task, TaskRun, TaskState, utcnow
+from ..models import (
+    Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, RunToken, Task, TaskRun, TaskState, utcnow,
+)
 from ..models.states import TASK_ACTIVE
 from ..rendering import RenderError
 from ..task_manifests import render_task
@@ -50,6 +54,7 @@ class RunController:
         self.archive = archive
         self.now = now
         self.on_finish = on_finish  # called after the commit that finished a run (webhooks)
+        self._ended: set[int] = set()  # runs ended here: their token Secrets go after the commit
 
     # ---- public ---------------------------------------------------------------------------
     def reconcile(self, run_id: int) -> RunState | None:
@@ -60,6 +65,7 @@ class RunController:
         run = db.session.get(PipelineRun, run_id)
         state = run.state if run else None
         db.session.commit()
+        self._release_ended()
         return state
 
     def cancel(self, run_id: int, reason: str = "cancelled by user") -> None:
@@ -68,8 +74,16 @@ class RunController:
         if finished:
             self._cancel_locked(run, reason)
         db.session.commit()
+        self._release_ended()
         if finished:
             self.on_finish(run_id)
+
+    def release_tokens(self) -> int:
+        """Beat: what ended runs left behind (a worker that died right after the commit that ended
+        one): their tokens revoked, their Secrets deleted. Returns how many runs it finished."""
+        candidates = run_tokens.release_candidates()
+        db.session.commit()
+        return sum(self._release_token(run_id) for run_id in candidates)
 
     def _cancel_locked(self, run: PipelineRun, reason: str) -> None:
         for attempt in self._attempts(run).values():
@@ -80,6 +94,7 @@ class RunController:
                 self.backend_for(task).cancel(JobRef.from_dict(attempt.backend_ref))
             attempt.transition(TaskState.CANCELLED, reason, self.now())
         run.transition(RunState.CANCELLED, reason, self.now())
+        self._revoke_token(run)
 
     # ---- one pass -------------------------------------------------------------------------
     def _lock(self, run_id: int) -> PipelineRun | None:
@@ -88,7 +103,8 @@ class RunController:
         return run
 
     def _admit(self, run: PipelineRun) -> str:
-        """Apply the pipeline's run policy to a queued run; returns start / wait / skip."""
+        """Apply the pipeline's run policy to a queued run (a started rerun keeps what succeeded
+        in its source run); returns start / wait / skip."""
         pipeline = db.session.get(Pipeline, run.pipeline_id)
         verdict, to_cancel = admission(run, pipeline)
         if verdict == "skip":
@@ -99,6 +115,9 @@ class RunController:
                 if older is not None and not older.is_finished:
                     self._cancel_locked(older, f"cancelled by newer run {run.id}")
             run.transition(RunState.RUNNING, None, self.now())
+            run_tokens.issue(run, self.now())  # the run's API token, before any attempt exists
+            if run.rerun_of_id:
+                self._copy_succeeded(run)
         return verdict
 
     def _blocked_by_past(self, run: PipelineRun, ready: tuple[int, ...]) -> set[int]:
@@ -138,6 +157,8 @@ class RunController:
         """One pass under the run-row lock; True if it changed something (another may go further)."""
         run = self._lock(run_id)
         if run is None or run.is_finished:
+            if run is not None:  # ended by a pass that died before its Secrets went: finish that
+                self._ended.add(run.id)
             db.session.commit()
             return False
         changed = False
@@ -145,8 +166,6 @@ class RunController:
             verdict = self._admit(run)
             if verdict != "start":
                 return self._not_started(run, verdict)
-            if run.rerun_of_id:
-                self._copy_succeeded(run)
             changed = True
         tasks, edges = self._load_dag(run)
         attempts = self._attempts(run)
@@ -240,6 +259,7 @@ class RunController:
         state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
         failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
         run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
+        self._revoke_token(run)
         db.session.commit()
         self.on_finish(run.id)
         return True
@@ -269,7 +289,9 @@ class RunController:
         if attempt.state != TaskState.QUEUED or not attempt.manifests:
             return False
         try:
-            ref = self.backend_for(task).submit(attempt.manifests)
+            backend = self.backend_for(task)
+            self._put_token(run, attempt, backend)
+            ref = backend.submit(attempt.manifests)
         except BackendError as exc:
             attempt.reason = f"submit failed, will retry: {exc}"
             log.warning("run %s task %s attempt %s: %s", run.id, task.name, attempt.attempt, exc)
@@ -278,6 +300,57 @@ class RunController:
         attempt.backend = ref.backend
         attempt.submitted_at = self.now()
         attempt.transition(TaskState.PENDING, None, self.now())
+        return True
+
+    # ---- the run's platform API token (myapp/run_tokens.py) -------------------------------------
+    def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend) -> None:
+        """The run's token Secret, where an attempt that mounts it runs, before it is submitted
+        (the local backend reads it at submit). Put again on every such submit: idempotent, the
+        same token, and there even if an earlier put was lost with a crashed worker."""
+        if not run_tokens.mounts_token(attempt.manifests, run.id):
+            return
+        row = run_tokens.issue(run, self.now())  # a run started before run tokens existed gets one now
+        namespace = db.session.get(Project, run.project_id).namespace
+        backend.put_secret(namespace, run_token_secret(run.id), run_tokens.secret_data(row))
+
+    def _revoke_token(self, run: PipelineRun) -> None:
+        """In the transaction that ends the run: from its commit on, the API refuses the token."""
+        run_tokens.revoke(run.id, self.now())
+        self._ended.add(run.id)
+
+    def _release_ended(self) -> None:
+        for run_id in sorted(self._ended):
+            self._release_token(run_id)
+        self._ended.clear()
+
+    def _release_token(self, run_id: int) -> bool:
+        """Delete an ended run's token Secret wherever its attempts mounted it, then mark it released.
+        Idempotent; on a backend error the beat tick's release_tokens tries again. True when done."""
+        row = db.session.scalar(sa.select(RunToken).where(RunToken.pipeline_run_id == run_id))
+        run = db.session.get(PipelineRun, run_id)
+        if row is None or row.released_at is not None or run is None:
+            db.session.commit()
+            return row is None or row.released_at is not None
+        if not run.is_finished and row.revoked_at is None:
+            db.session.commit()
+            return False  # still active: its jobs need it
+        if row.revoked_at is None:  # ended by a path that did not revoke
+            row.revoked_at = self.now()
+        namespace = db.session.get(Project, run.project_id).namespace
+        backends: dict[int, Backend] = {}
+        for attempt in db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)):
+            if run_tokens.mounts_token(attempt.manifests, run_id):
+                backend = self.backend_for(db.session.get(Task, attempt.task_id))
+                backends[id(backend)] = backend
+        try:
+            for backend in backends.values():
+                backend.delete_secret(namespace, run_token_secret(run_id))
+        except BackendError as exc:
+            log.warning("run %s: token Secret not deleted yet: %s", run_id, exc)
+            db.session.commit()  # the revocation stands
+            return False
+        row.released_at = self.now()
+        db.session.commit()
         return True
 
     def _poll(self, attempt: TaskRun, task: Task) -> bool:

@@ -1,4 +1,5 @@
-"""Fixtures of the browser tests: the real platform (`myapp run`, embedded default) driven through Debian's chromium.
+"""Fixtures of the browser tests: the real platform (`myapp run`, on the pass's database and broker)
+driven through Debian's chromium.
 
 Playwright only drives the browser installed by the system (/usr/bin/chromium); it never downloads
 one. Screenshots of each step are kept in test-artifacts/e2e/ for people to look at.
@@ -14,7 +15,8 @@ from typing import Iterator
 import pytest
 import requests
 
-from test_cli import MYAPP, cli_env, free_port, wait_healthy
+from conftest import platform_environment
+from test_cli import MYAPP, free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "e2e"
@@ -25,8 +27,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 
 class Platform:
-    def __init__(self, base: str, admin_password: str, home: Path):
+    def __init__(self, base: str, admin_password: str, home: Path, env: dict[str, str]):
         self.base, self.home, self.admin_password = base, home, admin_password
+        self.env = env  # for `myapp` commands against this platform
         self.admin = requests.Session()
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": admin_password, "provider": "db"}).json()["access_token"]
@@ -46,22 +49,23 @@ def platform(tmp_path_factory) -> Iterator[Platform]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     password = uuid.uuid4().hex
-    env = cli_env(home) | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": password}
-    init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
-    assert init.returncode == 0, init.stderr
-    log = open(home / "platform.log", "w")
-    proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_healthy(base)
-        yield Platform(base, password, home)
-    finally:
-        proc.terminate()
+    with platform_environment(home) as services:
+        env = services | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": password}
+        init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
+        assert init.returncode == 0, init.stderr
+        log = open(home / "platform.log", "w")
+        proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            wait_healthy(base)
+            yield Platform(base, password, home, env)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import subprocess
 import uuid
 
 from e2e_support import browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
-from test_cli import MYAPP, cli_env
+from test_cli import MYAPP
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -16,8 +16,7 @@ RUN_TIMEOUT_MS = 180_000
 def new_member(platform) -> tuple[str, str]:
     """A user who has never signed in, developer in a fresh project (an owner added them)."""
     username, password = f"ada-{uuid.uuid4().hex[:6]}", uuid.uuid4().hex
-    env = cli_env(platform.home)
-    made = subprocess.run([*MYAPP, "create-user", username, "--password", password], env=env,
+    made = subprocess.run([*MYAPP, "create-user", username, "--password", password], env=platform.env,
                           capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
     project = platform.api("POST", "/api/v1/project/", json={"name": f"team-{uuid.uuid4().hex[:6]}"})

@@ -1,0 +1,167 @@
+"""Who may do what, through the browser: an admin creates a user on the Users page (a short password is
+refused, a generated one is shown once); a project's owner adds them as viewer on the Members page (after
+a username nobody has is refused, and is told they cannot demote themselves, the last owner); the viewer
+sees the members read-only; the owner makes them developer; the admin deactivates them, which ends their
+session and refuses their next sign-in.
+Screenshots: test-artifacts/e2e/test_members_and_users/{admin,owner,member}/."""
+from __future__ import annotations
+
+import re
+import uuid
+
+from e2e_support import Page, browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
+
+
+def sign_in(page, base: str, username: str, password: str) -> None:
+    page.goto(f"{base}/ui/login")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+
+
+def unexpected(errors: list[str], *statuses: int) -> list[str]:
+    """Console errors, except chromium's note of an answer with one of these statuses (provoked on purpose)."""
+    return [e for e in errors if not any(
+        e.startswith("Failed to load resource") and f"status of {status} (" in e for status in statuses)]
+
+
+NAME = "test_members_and_users"
+
+
+def test_members_and_users(platform, browser, tab):
+    suffix = uuid.uuid4().hex[:6]
+    newcomer, owner_name, project_name = f"grace-{suffix}", f"olive-{suffix}", f"team-{suffix}"
+
+    # The project's owner, set up through the API: the last (only) owner of a fresh project.
+    owner = platform.api("POST", "/api/v1/user/", json={
+        "username": owner_name, "first_name": "Olive", "last_name": "Owner", "email": f"{owner_name}@example.org",
+        "generate_password": True})
+    project = platform.api("POST", "/api/v1/project/", json={"name": project_name})
+    platform.api("POST", f"/api/v1/project/{project['id']}/members", json={"username": owner_name, "role": "owner"})
+    members = platform.api("GET", f"/api/v1/project/{project['id']}/members")["items"]
+    mine = next(m for m in members if m["username"] == "admin")
+    platform.api("DELETE", f"/api/v1/project/{project['id']}/members/{mine['id']}")
+
+    # ---- the admin creates the user ---------------------------------------------------------------------
+    admin = tab
+    admin.folder = admin.folder / "admin"
+    admin.folder.mkdir(parents=True, exist_ok=True)
+    page = admin.page
+    sign_in(page, platform.base, "admin", platform.admin_password)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Users").click()
+    page.wait_for_url(re.compile(r".*/ui/users$"))
+    page.get_by_role("row").filter(has_text=owner_name).wait_for()
+    page.get_by_role("button", name="New user").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Username").fill(newcomer)
+    dialog.get_by_label("First name").fill("Grace")
+    dialog.get_by_label("Last name").fill("Hopper")
+    dialog.get_by_label("Email").fill(f"{newcomer}@example.org")
+    dialog.get_by_label("Set a password").check()
+    dialog.get_by_label("Password to set").fill("too-short")
+    dialog.get_by_role("button", name="Create").click()
+    error = dialog.locator(".field-error")
+    error.wait_for()
+    assert "at least 12 characters" in error.inner_text()
+    assert dialog.get_by_label("Password to set").get_attribute("aria-invalid") == "true"
+    admin.shot("password-refused")
+    dialog.get_by_label("Generate one").check()
+    dialog.get_by_role("button", name="Create").click()
+    shown = dialog.get_by_label(f"Generated password of {newcomer}")
+    shown.wait_for()
+    password = shown.inner_text().strip()
+    assert len(password) >= 12
+    admin.shot("password-shown-once")
+    dialog.get_by_role("button", name="Done").click()
+    dialog.wait_for(state="detached")
+    row = page.get_by_role("row").filter(has_text=newcomer)
+    row.get_by_text("active", exact=True).wait_for()
+    # An admin cannot deactivate themselves: the button says why it is disabled.
+    me = page.get_by_role("row").filter(has=page.get_by_text("(you)"))
+    assert me.get_by_role("button", name=re.compile("^Deactivate admin$")).is_disabled()
+    assert "cannot deactivate yourself" in me.get_by_role("button", name="Deactivate admin").get_attribute("title")
+    assert password not in page.content(), "the generated password is still on the page"
+    admin.shot("users")
+
+    # ---- the owner adds them as viewer ------------------------------------------------------------------
+    owner_tab = Page(browser, f"{NAME}/owner")
+    page = owner_tab.page
+    sign_in(page, platform.base, owner_name, owner["generated_password"])
+    assert page.get_by_role("link", name="Users").count() == 0, "non-admins see the Users link"
+    page.get_by_role("link", name="Members").click()
+    page.wait_for_url(re.compile(r".*/ui/members$"))
+    page.get_by_role("heading", name=re.compile(f"Members of {project_name}")).wait_for()
+    form = page.get_by_role("form", name="Add a member")
+    form.get_by_label("Username").fill(f"nobody-{suffix}")
+    form.get_by_role("button", name="Add member").click()
+    form.locator(".field-error").filter(has_text="no user named").wait_for()
+    assert form.get_by_label("Username").get_attribute("aria-invalid") == "true"
+    form.get_by_label("Username").fill(newcomer)
+    form.get_by_label("Role").select_option("viewer")
+    form.get_by_role("button", name="Add member").click()
+    page.get_by_role("status").filter(has_text=f"Added {newcomer} as viewer").wait_for()
+    assert page.get_by_label(f"Role of {newcomer}").input_value() == "viewer"
+    owner_tab.shot("added-viewer")
+    # The last owner cannot demote themselves: the server's reason is shown at their role.
+    page.get_by_label(f"Role of {owner_name}").select_option("developer")
+    refusal = page.locator(f"tr[data-member='{owner_name}'] .field-error")
+    refusal.wait_for()
+    assert "last owner" in refusal.inner_text()
+    assert page.get_by_label(f"Role of {owner_name}").input_value() == "owner"
+    owner_tab.shot("last-owner-refused")
+
+    # ---- the viewer sees the members, read-only ---------------------------------------------------------
+    member_tab = Page(browser, f"{NAME}/member")
+    page = member_tab.page
+    sign_in(page, platform.base, newcomer, password)
+    page.get_by_role("link", name="Members").click()
+    page.get_by_role("heading", name=re.compile(f"Members of {project_name}")).wait_for()
+    note = page.locator("#members-readonly-reason")
+    assert "Only owners" in note.inner_text() and "your role here is viewer" in note.inner_text()
+    form = page.get_by_role("form", name="Add a member")
+    for control in (form.get_by_label("Username"), form.get_by_label("Role"),
+                    form.get_by_role("button", name="Add member"),
+                    page.get_by_label(f"Role of {owner_name}"), page.get_by_label(f"Role of {newcomer}"),
+                    page.get_by_role("button", name=f"Remove {owner_name}")):
+        assert control.is_disabled(), control
+    assert "members-readonly-reason" in page.get_by_label(f"Role of {owner_name}").get_attribute("aria-describedby")
+    assert page.get_by_role("link", name="Users").count() == 0
+    member_tab.shot("read-only")
+    page.goto(f"{platform.base}/ui/users")
+    page.get_by_role("alert").filter(has_text="Only administrators").wait_for()
+
+    # ---- the owner makes them developer -----------------------------------------------------------------
+    page = owner_tab.page
+    page.get_by_label(f"Role of {newcomer}").select_option("developer")
+    page.get_by_role("status").filter(has_text=f"{newcomer} is now developer").wait_for()
+    assert refusal.count() == 0, "the earlier refusal is still shown"
+    owner_tab.shot("now-developer")
+    page = member_tab.page
+    page.goto(f"{platform.base}/ui/members")
+    page.locator("#members-readonly-reason").filter(has_text="your role here is developer").wait_for()
+    assert page.get_by_label(f"Role of {newcomer}").input_value() == "developer"
+
+    # ---- the admin deactivates them: their session ends, and they cannot sign in again -------------------
+    page = admin.page
+    page.get_by_role("button", name=f"Deactivate {newcomer}").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_role("button", name="Deactivate").click()
+    dialog.wait_for(state="detached")
+    page.get_by_role("row").filter(has_text=newcomer).get_by_text("deactivated").wait_for()
+    admin.shot("deactivated")
+
+    page = member_tab.page
+    page.goto(f"{platform.base}/ui/members")
+    page.wait_for_url(re.compile(r".*/ui/login.*"))
+    page.get_by_label("Username").fill(newcomer)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("alert").filter(has_text="Invalid username or password").wait_for()
+    member_tab.shot("sign-in-refused")
+
+    assert unexpected(admin.errors) == [], admin.errors
+    assert unexpected(owner_tab.errors, 404, 409) == [], owner_tab.errors
+    assert unexpected(member_tab.errors, 401) == [], member_tab.errors
+    owner_tab.context.close()
+    member_tab.context.close()
