@@ -64,7 +64,7 @@ def init() -> None:
     username, password = setup_data.ensure_admin()
     count = setup_data.sync_catalog(load_catalog())
     demo = setup_data.ensure_demo_project(username)
-    setup_data.ensure_project_token(demo)
+    setup_data.retire_shared_token(demo)
     setup_data.ensure_demo_pipeline(demo)
     click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits")
     if password:
@@ -129,7 +129,7 @@ def _wait_ready(url: str, procs: list[subprocess.Popen], timeout: float = 60) ->
         if any(p.poll() is not None for p in procs):
             return False
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:  # noqa: S310 - our own loopback URL
+            with urllib.request.urlopen(url, timeout=2) as resp:
                 if resp.status == 200:
                     return True
         except OSError:
@@ -189,7 +189,7 @@ def run(host: str, port: int, web_workers: int) -> None:
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
     try:
-        for name, cmd in commands.items():
+        for cmd in commands.values():
             # Own process groups: the terminal's Ctrl-C reaches us once and we stop children in order.
             procs.append(subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent))
         if _wait_ready(f"http://{host}:{port}/health", procs):
@@ -197,7 +197,7 @@ def run(host: str, port: int, web_workers: int) -> None:
             click.echo("Log in as the admin user printed by `myapp init`. Ctrl-C stops everything.\n")
         while not stopping and all(p.poll() is None for p in procs):
             time.sleep(0.5)
-        failed = [name for name, p in zip(commands, procs) if p.poll() not in (None, 0)]
+        failed = [name for name, p in zip(commands, procs, strict=True) if p.poll() not in (None, 0)]
     finally:
         _stop_all(procs)
     if failed and not stopping:

@@ -151,6 +151,7 @@ def world(app, admin, make_user):
     quota = {"project_id": project.ids["project"], "resource_group_id": cat["resource_group"],
              "cpu": "2", "memory": "4Gi"}
     cat["quota"] = created(admin.post("/api/v1/quota/", json=quota))["id"]
+    cat["user"] = owner.user_id  # /api/v1/user/{pk}
     sample = MetricSample(timestamp=1.5, replica="worker-0", cpu_cores=0.5, memory_bytes=1024)
     with app.app_context():
         run = db.session.get(PipelineRun, project.ids["pipeline_run"])

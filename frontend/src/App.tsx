@@ -12,6 +12,8 @@ const EditorPage = lazy(() => import("./pages/editor/EditorPage"));
 const RunPage = lazy(() => import("./pages/run/RunPage"));
 const RunsPage = lazy(() => import("./pages/run/RunsPage"));
 const AdminPage = lazy(() => import("./pages/admin/AdminPage"));
+const MembersPage = lazy(() => import("./pages/Members"));
+const UsersPage = lazy(() => import("./pages/Users"));
 
 export function App() {
   return <SessionProvider>{(ready) => (ready ? <Gate /> : <Loading />)}</SessionProvider>;
@@ -41,6 +43,8 @@ const ROUTES: Route[] = [
   { pattern: "/runs", render: () => <RunsPage /> },
   { pattern: "/runs/:id", render: (p) => <RunPage key={p.id} runId={Number(p.id)} /> },
   { pattern: "/catalog", render: () => <CatalogPage /> },
+  { pattern: "/members", render: () => <MembersPage /> },
+  { pattern: "/users", render: () => <UsersPage />, admin: true },
   { pattern: "/admin", render: () => <AdminPage tab="clusters" />, admin: true },
   { pattern: "/admin/:tab", render: (p) => <AdminPage tab={p.tab} />, admin: true },
 ];
@@ -81,7 +85,8 @@ function TopBar() {
     { to: "/pipelines", label: "Pipelines" },
     { to: "/runs", label: "Runs" },
     { to: "/catalog", label: "Catalog" },
-    ...(me?.is_admin ? [{ to: "/admin", label: "Admin" }] : []),
+    { to: "/members", label: "Members" },
+    ...(me?.is_admin ? [{ to: "/admin", label: "Admin" }, { to: "/users", label: "Users" }] : []),
   ];
   return (
     <header className="topbar">

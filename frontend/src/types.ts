@@ -83,3 +83,16 @@ export type Quota = Schemas["QuotaOut"];
 export type Amount = Schemas["Amount"];
 export type GroupUsage = Schemas["GroupUsage"];
 export type UsageReport = Schemas["UsageReport"];
+
+// ---- project members (owners manage them) and users (admins manage them) --------------------------------
+export type Member = Schemas["MemberOut"];
+export type MemberList = Schemas["MemberList"];
+export type MemberBody = Schemas["Member"];
+export type MemberRoleBody = Schemas["MemberRole"];
+export type User = Schemas["UserOut"];
+/** POST /user/ answers the user, and the password once when the server generated it. */
+export type NewUser = Schemas["NewUser"];
+export type UserCreateBody = Schemas["UserCreate"];
+export type UserUpdateBody = Schemas["UserUpdate"];
+export type PasswordResetBody = Schemas["PasswordReset"];
+export type PasswordChanged = Schemas["PasswordChanged"];

@@ -8,10 +8,11 @@ from .catalog import ImageApi, JobTemplateApi
 from .me import MeApi
 from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
 from .projects import ProjectApi
+from .users import UserAccountApi
 from .workspace import ImageBuildApi, InferenceServiceApi, ModelVersionApi, NotebookApi
 
 APIS = (
-    MeApi, ProjectApi, ClusterApi, ResourceGroupApi, QuotaApi, ImageApi, JobTemplateApi,
+    MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, QuotaApi, ImageApi, JobTemplateApi,
     PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi,
     NotebookApi, ModelVersionApi, InferenceServiceApi, ImageBuildApi,
 )

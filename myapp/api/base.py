@@ -9,8 +9,8 @@ import datetime as dt
 import enum
 import functools
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -44,8 +44,8 @@ class Ref:
     same: str | None = None
 
 
-@functools.lru_cache(maxsize=None)
-def column_names(model: type) -> tuple[str, ...]:
+@functools.cache
+def column_names(model: Any) -> tuple[str, ...]:
     return tuple(c.key for c in sa.inspect(model).column_attrs)
 
 
@@ -54,7 +54,7 @@ def to_json_value(value: Any) -> Any:
         return value.value
     if isinstance(value, dt.datetime):
         # Stored in UTC; SQLite hands them back without an offset, and a browser would read local time.
-        return (value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)).isoformat()
+        return (value if value.tzinfo else value.replace(tzinfo=dt.UTC)).isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
     return value
@@ -223,12 +223,12 @@ class ResourceApi(BaseApi):
         query = self.scoped_select()
         filters = self.filters
         if self.scope == "project" and self.model is not Project and "project_id" not in filters:
-            filters = ("project_id",) + filters  # every project-owned list filters by project
+            filters = ("project_id", *filters)  # every project-owned list filters by project
         for name, raw in request.args.items():
             if name in ("page", "page_size", "order"):
                 continue
             if name not in filters:
-                allowed = ", ".join(("page", "page_size", "order") + filters)
+                allowed = ", ".join(("page", "page_size", "order", *filters))
                 raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
             query = query.where(getattr(self.model, name) == self._filter_value(name, raw))
         count = db.session.scalar(sa.select(sa.func.count()).select_from(query.order_by(None).subquery()))

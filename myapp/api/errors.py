@@ -66,15 +66,15 @@ def register_error_handlers(app: Flask) -> None:
     """Outside the API routes (unknown URL, wrong method, bad JWT) still answer JSON under /api/."""
 
     @app.errorhandler(ApiError)
-    def _api_error(exc: ApiError):  # noqa: ANN202 - views outside route() (e.g. session login)
+    def _api_error(exc: ApiError):
         return exc.response()
 
     @app.errorhandler(DomainError)
-    def _domain_error(exc: DomainError):  # noqa: ANN202 - raised in views outside route()
+    def _domain_error(exc: DomainError):
         return domain_error(exc).response()
 
     @app.errorhandler(HTTPException)
-    def _http_error(exc: HTTPException):  # noqa: ANN202
+    def _http_error(exc: HTTPException):
         if not request.path.startswith("/api/"):
             return exc
         return ApiError(exc.description or exc.name, status=exc.code).response()
@@ -87,3 +87,5 @@ def register_error_handlers(app: Flask) -> None:
         jwt.unauthorized_loader(_jwt_error)
         jwt.invalid_token_loader(_jwt_error)
         jwt.expired_token_loader(lambda _h, _p: _jwt_error("token expired"))
+        # FAB's user loader refuses deactivated (and deleted) users: their tokens stop working at once.
+        jwt.user_lookup_error_loader(lambda _h, _p: _jwt_error("the token's user is deactivated or gone"))

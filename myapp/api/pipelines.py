@@ -1,6 +1,7 @@
 """Pipelines, their tasks and edges, and the runs they produce."""
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any
 
@@ -17,7 +18,16 @@ from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, save_t
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
 from .errors import ApiError, FieldError, domain_error
 from .responses import (
-    GRAPH, LOG_EVENTS, MANIFESTS, MESSAGE, PIPELINE_EXPORT, RUN_EVENTS, RUN_ID, RUN_IDS, TASK_LOGS, TASK_METRICS,
+    GRAPH,
+    LOG_EVENTS,
+    MANIFESTS,
+    MESSAGE,
+    PIPELINE_EXPORT,
+    RUN_EVENTS,
+    RUN_ID,
+    RUN_IDS,
+    TASK_LOGS,
+    TASK_METRICS,
     TASK_RUN_OUTPUT,
 )
 from .routing import json_body, on_commit, route
@@ -73,7 +83,8 @@ class GraphSchema(StrictSchema):
 
 
 def present_row(obj: Any) -> dict[str, Any]:
-    return {c: to_json_value(getattr(obj, c)) for c in column_names(type(obj))}
+    model: Any = type(obj)
+    return {c: to_json_value(getattr(obj, c)) for c in column_names(model)}
 
 
 class PipelineApi(ResourceApi):
@@ -113,7 +124,7 @@ class PipelineApi(ResourceApi):
         span = BackfillSchema().load(json_body())
         run_ids = backfill(pipeline, span["start"], span["end"])
         for run_id in run_ids:
-            on_commit(lambda run_id=run_id: enqueue("myapp.reconcile_run", run_id))
+            on_commit(functools.partial(enqueue, "myapp.reconcile_run", run_id))
         return jsonify(run_ids=run_ids), 201
 
     @route("/<int:pk>/clone", methods=("POST",), permission="write", body=CloneSchema, status=201,

@@ -6,14 +6,14 @@ from flask import jsonify
 from marshmallow import fields, validate
 
 from ..extensions import db
+from ..fields import DnsLabel, StrictSchema
 from ..models import Project, ProjectMember, ProjectRole, User
+from ..rendering.context import reserved_namespace
 from .base import ResourceApi
 from .errors import FieldError, NotFound
 from .responses import MEMBER, MEMBERS, MESSAGE, STRING
-from ..fields import DnsLabel, StrictSchema
-from ..rendering.context import reserved_namespace
 from .routing import json_body, on_commit, route
-from .scope import current_user, forget_memberships
+from .scope import check_person, current_user, forget_memberships
 
 ROLES = [r.value for r in ProjectRole]
 # Demoting or removing the last owner answers 409 naming the member's `role`.
@@ -58,7 +58,8 @@ class ProjectApi(ResourceApi):
         return out
 
     def resolve_parent(self, data: dict) -> None:
-        """Any signed-in user may start a project; they become its owner."""
+        """Any signed-in person may start a project; they become its owner (a run's token may not)."""
+        check_person("start a project")
         data.setdefault("namespace", data["name"])
         reserved = reserved_namespace(data["namespace"])
         if reserved:  # also when defaulted from the name; rendering refuses it again (context.py)

@@ -242,6 +242,11 @@ ME = component("Me", obj({
 MEMBER = component("MemberOut", obj({"id": INTEGER, "user_id": INTEGER, "username": STRING, "role": PROJECT_ROLE}))
 MEMBERS = component("MemberList", obj({"items": array(MEMBER)}))
 
+# ---- users, admins only (myapp/api/users.py): a generated password is answered once, never a given one ---------
+_GENERATED = {"generated_password": {**STRING, "description": "only when the server generated it; shown once"}}
+NEW_USER = component("NewUser", {"allOf": [ref("UserOut"), obj(_GENERATED, optional=_GENERATED)]})
+PASSWORD_CHANGED = component("PasswordChanged", obj({"message": STRING, **_GENERATED}, optional=_GENERATED))
+
 # ---- capacity (myapp/api/admin.py present_capacity, myapp/usage.py) -------------------------------------------
 CAPACITY_FIELDS = {
     "cpu": {**STRING, "description": "cpu_millicores as a Kubernetes quantity, e.g. 500m or 4"},

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flask import g, request
 from flask_appbuilder.api import expose
@@ -69,7 +70,7 @@ def route(
 
     def wrap(f: Callable) -> Callable:
         @functools.wraps(f)
-        def handler(self, **kwargs: Any):  # noqa: ANN001, ANN202
+        def handler(self, **kwargs: Any):
             try:
                 check_csrf()
                 response = f(self, **kwargs)
@@ -100,10 +101,11 @@ def route(
                 db.session.rollback()
                 raise
 
-        handler._permission_name = permission
-        handler._spec = {"summary": summary or f.__doc__ or f.__name__, "body": body,
-                         "status": status, "query": query or {}, "permission": permission,
-                         "response": response, "media_type": media_type}
+        # FAB reads _permission_name; add_api_spec reads _spec (attributes on the view function).
+        setattr(handler, "_permission_name", permission)  # noqa: B010
+        setattr(handler, "_spec", {"summary": summary or f.__doc__ or f.__name__, "body": body,  # noqa: B010
+                                   "status": status, "query": query or {}, "permission": permission,
+                                   "response": response, "media_type": media_type})
         return expose(url, methods)(protect(allow_browser_login=True)(handler))
 
     return wrap

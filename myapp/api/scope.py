@@ -6,20 +6,22 @@ they see but whose role is too low for the action is forbidden (403).
 from __future__ import annotations
 
 import sqlalchemy as sa
-from flask import current_app, g
+from flask import g
 
-from ..extensions import cache, db
+from ..extensions import appbuilder, cache, db
 from ..models import ProjectMember, ProjectRole
-from .errors import Forbidden, NotFound
+from ..security import PROJECT_CLAIM, run_claims
+from .errors import ApiError, Forbidden, NotFound
 
 
 def current_user():
-    return current_app.appbuilder.sm.current_user
+    return appbuilder.sm.current_user
 
 
 def is_admin() -> bool:
     if "_myapp_is_admin" not in g:
-        g._myapp_is_admin = current_app.appbuilder.sm.is_admin(current_user())
+        # A run token is never an admin, whatever its identity's roles.
+        g._myapp_is_admin = run_claims() is None and appbuilder.sm.is_admin(current_user())
     return g._myapp_is_admin
 
 
@@ -33,6 +35,10 @@ def _membership_key(user_id: int) -> str:
 def memberships() -> dict[int, ProjectRole]:
     """{project_id: role} for the caller: once per request, from the shared cache when there."""
     if "_myapp_memberships" not in g:
+        claims = run_claims()
+        if claims is not None:  # a run token: a developer of its run's project, nothing else, whoever it acts as
+            g._myapp_memberships = {int(claims[PROJECT_CLAIM]): ProjectRole.DEVELOPER}
+            return g._myapp_memberships
         user = current_user()
         cached = cache.get(_membership_key(user.id)) if user else {}
         if cached is None:
@@ -55,7 +61,13 @@ def visible_project_ids() -> list[int] | None:
     return None if is_admin() else list(memberships())
 
 
-def check_project(project_id: int, needed: ProjectRole, missing: NotFound | None = None) -> None:
+def check_person(action: str) -> None:
+    """Refuse what only a person may do: a run token acts in its run's project and nowhere else."""
+    if run_claims() is not None:
+        raise Forbidden(f"a run's token acts in its run's project only: it cannot {action}")
+
+
+def check_project(project_id: int, needed: ProjectRole, missing: ApiError | None = None) -> None:
     """missing: the error to raise for a non-member, so it names what they asked for."""
     if is_admin():
         return

@@ -5,13 +5,16 @@ No database, no backend: plain ids and states in, decisions out. The controller 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..models.pipeline import TriggerRule
 from ..models.states import TaskState
 
 FAILED_LIKE = frozenset({TaskState.FAILED, TaskState.UPSTREAM_FAILED})
 SKIPPED_LIKE = frozenset({TaskState.SKIPPED, TaskState.CANCELLED})
+Node = TypeVar("Node", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -21,11 +24,12 @@ class Decision:
     skipped: tuple[int, ...]
 
 
-def find_cycle(edges: list[tuple[int, int]]) -> bool:
-    """True when the directed graph has a cycle (Kahn's algorithm)."""
-    indegree: dict[int, int] = defaultdict(int)
-    children: dict[int, list[int]] = defaultdict(list)
-    nodes: set[int] = set()
+def find_cycle(edges: Sequence[tuple[Node, Node]]) -> bool:
+    """True when the directed graph has a cycle (Kahn's algorithm). Nodes: task ids, or names/keys
+    before the tasks have ids."""
+    indegree: dict[Node, int] = defaultdict(int)
+    children: dict[Node, list[Node]] = defaultdict(list)
+    nodes: set[Node] = set()
     for up, down in edges:
         children[up].append(down)
         indegree[down] += 1
@@ -54,7 +58,9 @@ def decide(task_ids: list[int], rules: dict[int, TriggerRule], edges: list[tuple
     """final: tasks whose outcome is settled (retries exhausted or not needed); started: tasks with a
     live or retrying attempt. Returns what to do with the rest."""
     ups = upstreams(edges)
-    ready, failed, skipped = [], [], []
+    ready: list[int] = []
+    failed: list[int] = []
+    skipped: list[int] = []
     for task in task_ids:
         if task in final or task in started:
             continue

@@ -16,7 +16,8 @@ class WebhookError(RuntimeError):
 def run_payload(run: PipelineRun) -> dict:
     pipeline = db.session.get(Pipeline, run.pipeline_id)
     project = db.session.get(Project, run.project_id)
-    tasks = db.session.execute(sa.select(Task.name, TaskRun.state, TaskRun.attempt).join(Task, Task.id == TaskRun.task_id)
+    tasks = db.session.execute(sa.select(Task.name, TaskRun.state, TaskRun.attempt)
+                               .join(Task, Task.id == TaskRun.task_id)
                                .where(TaskRun.pipeline_run_id == run.id).order_by(TaskRun.id)).all()
     latest = {name: (state.value, attempt) for name, state, attempt in tasks}
     return {

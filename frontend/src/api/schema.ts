@@ -5182,6 +5182,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["UserOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create a user (admins); with generate_password the answer carries the password, once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserCreate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NewUser"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UserOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Change a user's name, email, active flag or admin flag (admins; not your own active or admin flag) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["UserUpdate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["UserOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/{pk}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a user's password (admins); with generate_password the answer carries it, once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PasswordReset"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PasswordChanged"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{version}/_openapi": {
         parameters: {
             query?: never;
@@ -5651,6 +5839,10 @@ export interface components {
             /** @enum {string} */
             role: "viewer" | "developer" | "owner";
         };
+        NewUser: components["schemas"]["UserOut"] & {
+            /** @description only when the server generated it; shown once */
+            generated_password?: string;
+        };
         Notebook: {
             image: string;
             name: string;
@@ -5680,6 +5872,15 @@ export interface components {
             /** @description 0-based */
             page: number;
             page_size: number;
+        };
+        PasswordChanged: {
+            /** @description only when the server generated it; shown once */
+            generated_password?: string;
+            message: string;
+        };
+        PasswordReset: {
+            generate_password?: boolean;
+            password?: string;
         };
         "PermissionApi.get": {
             id?: number;
@@ -6176,6 +6377,38 @@ export interface components {
             roles?: number[];
             /** @description The user's username */
             username?: string;
+        };
+        UserCreate: {
+            /** Format: email */
+            email: string;
+            first_name: string;
+            generate_password?: boolean;
+            is_admin?: boolean;
+            last_name?: string;
+            password?: string;
+            username: string;
+        };
+        UserOut: {
+            active: boolean;
+            /** Format: date-time */
+            created_on: string | null;
+            email: string;
+            first_name: string;
+            id: number;
+            is_admin: boolean;
+            /** Format: date-time */
+            last_login: string | null;
+            last_name: string;
+            login_count: number | null;
+            username: string;
+        };
+        UserUpdate: {
+            active?: boolean;
+            /** Format: email */
+            email?: string;
+            first_name?: string;
+            is_admin?: boolean;
+            last_name?: string;
         };
         "ViewMenuApi.get": {
             id?: number;

@@ -47,7 +47,7 @@ def _covers(actual: Any, desired: Any) -> bool:
         return isinstance(actual, Mapping) and all(_covers(actual.get(k), v) for k, v in desired.items())
     if isinstance(desired, list):
         return (isinstance(actual, list) and len(actual) == len(desired)
-                and all(_covers(a, d) for a, d in zip(actual, desired)))
+                and all(_covers(a, d) for a, d in zip(actual, desired, strict=True)))
     return actual == desired
 
 
@@ -119,7 +119,7 @@ class KubernetesBackend:
                                f"among {[_ident(r) for r in refs]}")
         if len({r.namespace for r in refs}) != 1:
             raise BackendError(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
-        for obj, ref in zip(objects, refs):
+        for obj, ref in zip(objects, refs, strict=True):
             self._create_or_adopt(obj, ref)
         primary = refs[workloads[0]]
         return JobRef(backend=self.name, namespace=primary.namespace, job_name=_job_name(objects[workloads[0]]),
