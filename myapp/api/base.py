@@ -38,7 +38,7 @@ class Ref:
     tasks must be of the edge's pipeline).
     """
 
-    model: type
+    model: Any  # a mapped model class; its columns are read by name
     label: str
     same_project: bool = True
     same: str | None = None
@@ -82,13 +82,13 @@ class ResourceApi(BaseApi):
     csrf_exempt = True  # routing.check_csrf does it, for session callers only
     version = "v1"
 
-    model: ClassVar[type]
+    model: ClassVar[Any]  # a mapped model class; its columns are read by name
     schema: ClassVar[type[Schema] | None] = None
     label: ClassVar[str] = "object"
     # "project": rows of projects the caller belongs to; "admin": admins only (by FAB role);
     # "catalog": every user reads, admins write (by FAB role).
     scope: ClassVar[str] = "project"
-    parent: ClassVar[tuple[str, type] | None] = None
+    parent: ClassVar[tuple[str, Any] | None] = None
     refs: ClassVar[dict[str, Ref]] = {}
     filters: ClassVar[tuple[str, ...]] = ()
     orders: ClassVar[tuple[str, ...]] = ("id",)
@@ -103,8 +103,13 @@ class ResourceApi(BaseApi):
         cols = self.columns or column_names(self.model)
         return {c: to_json_value(getattr(obj, c)) for c in cols}
 
+    def body_schema(self, partial: bool = False) -> Schema:
+        if self.schema is None:  # a read-only API that still routes a write: a programming error
+            raise TypeError(f"{type(self).__name__} declares no schema")
+        return self.schema(partial=partial)
+
     # ---- scope ----------------------------------------------------------------------
-    def project_column(self) -> sa.ColumnElement:
+    def project_column(self) -> Any:  # the mapped column the project scope filters on
         return self.model.id if self.model is Project else self.model.project_id
 
     def project_of(self, obj: Any) -> int:
@@ -242,7 +247,7 @@ class ResourceApi(BaseApi):
     @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create",
            response="model")
     def post(self):
-        data = self.schema().load(json_body())
+        data = self.body_schema().load(json_body())
         project_id = self.resolve_parent(data)
         if project_id is not None and self.model is not Project:
             data["project_id"] = project_id
@@ -259,7 +264,7 @@ class ResourceApi(BaseApi):
            summary="Update the fields given", response="model")
     def put(self, pk: int):
         obj = self.load(pk, self.write_role)
-        data = self.schema(partial=True).load(json_body())
+        data = self.body_schema(partial=True).load(json_body())
         frozen = [f for f in data if f in self.immutable or (self.parent and f == self.parent[0])]
         if frozen:
             raise FieldError(frozen[0], "cannot be changed after creation")

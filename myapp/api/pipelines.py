@@ -188,7 +188,7 @@ class TaskApi(ResourceApi):
     @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create",
            response="model")
     def post(self):
-        data = self.schema().load(json_body())
+        data = self.body_schema().load(json_body())
         self.resolve_parent(data)
         pipeline = db.session.get(Pipeline, data.pop("pipeline_id"))
         return jsonify(self.present(save_task(pipeline, data))), 201
@@ -197,7 +197,7 @@ class TaskApi(ResourceApi):
            summary="Update the fields given", response="model")
     def put(self, pk: int):
         task = self.load(pk, self.write_role)
-        data = self.schema(partial=True).load(json_body())
+        data = self.body_schema(partial=True).load(json_body())
         if "pipeline_id" in data:
             raise FieldError("pipeline_id", "cannot be changed after creation")
         pipeline = db.session.get(Pipeline, task.pipeline_id)
