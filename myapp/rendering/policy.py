@@ -8,7 +8,8 @@ secretKeyRef, and the restricted pod security of security.py (with its documente
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ..contract import (
     GROUP_NAME_ANNOTATION,
@@ -133,7 +134,7 @@ def check_set(objects: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, str, 
     groups = {o["metadata"]["name"]: o for o in objects if o.get("kind") == "PodGroup"}
     for obj in objects:
         ident = f"{obj.get('kind')}/{obj['metadata'].get('name')}"
-        key = (obj.get("apiVersion"), obj.get("kind"), obj["metadata"].get("name"))
+        key = (str(obj.get("apiVersion")), str(obj.get("kind")), str(obj["metadata"].get("name")))
         if key in seen:
             yield ident, "metadata.name", "two manifests with the same kind and name"
         seen.add(key)

@@ -164,7 +164,7 @@ def workload_status(obj: Obj) -> Status:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     if annotations.get(CANCELLED_ANNOTATION) == "true":
         return Status(JobState.CANCELLED, "cancelled")
-    adapter = ADAPTERS.get((obj.get("apiVersion"), obj.get("kind")))
+    adapter = ADAPTERS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
     if adapter is None:
         return Status(JobState.FAILED, f"no status adapter for {obj.get('apiVersion')} {obj.get('kind')}")
     return adapter(obj)

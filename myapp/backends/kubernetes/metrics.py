@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import functools
 import json
 import math
 import time
@@ -86,7 +87,7 @@ def from_prometheus(base_url: str, namespace: str, pods: list[dict[str, Any]], s
     samples: dict[tuple[float, str], dict[str, Any]] = {}
     for field, template in QUERIES.items():
         query = template.format(sel=selector, window=window)
-        result = call(f"Prometheus {field}", lambda q=query: query_range(base_url, q, start, end, step, timeout))
+        result = call(f"Prometheus {field}", functools.partial(query_range, base_url, query, start, end, step, timeout))
         for series in result:
             pod = (series.get("metric") or {}).get("pod")
             if pod not in replicas:
