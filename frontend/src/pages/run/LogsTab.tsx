@@ -1,7 +1,7 @@
 // An attempt's aggregated logs, live: replica filter, search, follow-tail and download.
 import { useEffect, useState } from "react";
 import { api, describeError, qs } from "../../api";
-import type { AttemptSummary, LogBatch, LogLine, TaskLogs } from "../../types";
+import type { AttemptSummary, LogBatch, LogLine, StreamProblem, TaskLogs } from "../../types";
 import { useDebounced, useEventStream } from "./hooks";
 import { addReplicas, mergeLines, replicaColor, toLogFile } from "./logBuffer";
 import { LogView } from "./LogView";
@@ -25,8 +25,12 @@ export function LogsTab({ attempt, taskName }: Props) {
   const [buffer, setBuffer] = useState<{ url: string; lines: LogLine[] }>({ url, lines: [] });
   const lines = buffer.url === url ? buffer.lines : [];
   const [ended, setEnded] = useState(0);
+  // The server could not read the live log (e.g. the cluster is unreachable); it keeps trying.
+  const [problem, setProblem] = useState<{ url: string; message: string } | null>(null);
   const status = useEventStream(url, {
+    problem: (data) => setProblem({ url, message: (data as StreamProblem).message }),
     lines: (data) => {
+      setProblem(null);
       const batch = data as LogBatch;
       setBuffer((b) => ({ url, lines: mergeLines(b.url === url ? b.lines : [], batch.items) }));
       setReplicas((known) => addReplicas(known, batch.items));
@@ -86,6 +90,7 @@ export function LogsTab({ attempt, taskName }: Props) {
         <button type="button" onClick={() => void download()}>Download</button>
       </div>
       {downloadError && <p className="field-error" role="alert">Download failed: {downloadError}</p>}
+      {problem?.url === url && <p className="field-error" role="status">{problem.message}; retrying…</p>}
       <LogView lines={lines} follow={follow} onFollowChange={setFollow} empty={empty} colorOf={replicaColor} />
     </div>
   );
