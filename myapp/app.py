@@ -65,6 +65,9 @@ def init_security(app: Flask) -> None:
     appbuilder.indexview = SpaIndexView
     csrf.init_app(app)
     appbuilder.init_app(app, db.session)
+    from .run_tokens import install
+
+    install(app.extensions["flask-jwt-extended"])  # run tokens are refused once their run has ended
 
 
 def init_api(app: Flask) -> None:

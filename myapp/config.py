@@ -125,6 +125,9 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         # How often beat re-reconciles unfinished runs (status polling, retries, timeouts).
         "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
         "MYAPP_BASE_URL": os.environ.get("MYAPP_BASE_URL", "http://127.0.0.1:8080"),
+        # A run's platform API token expires after this many seconds (or its longest task timeout),
+        # a backstop only: it is revoked as soon as the run ends (myapp/run_tokens.py).
+        "MYAPP_RUN_TOKEN_LIFETIME": int(os.environ.get("MYAPP_RUN_TOKEN_LIFETIME", str(24 * 3600))),
     }
     config.update(overrides)
     return config

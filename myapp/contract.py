@@ -26,3 +26,14 @@ CANCELLED_ANNOTATION = "myapp.io/cancelled"
 # Pod annotations rendering writes for the cluster's add-ons (Volcano gang scheduling, Istio).
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
+
+# The platform API token a job template mounts as `secret://myapp-api-token/token`: a logical name.
+# Rendering binds it to the run's own Secret (RenderContext.api_token_secret), which the run
+# controller creates in the project's namespace while the run is active (myapp.run_tokens).
+API_TOKEN_SECRET = "myapp-api-token"
+API_TOKEN_KEY = "token"
+
+
+def run_token_secret(run_id: int | str) -> str:
+    """The name of the Secret that holds a run's platform API token."""
+    return f"myapp-run-{run_id}-token"

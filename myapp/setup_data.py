@@ -1,10 +1,9 @@
 """What `myapp init` puts in the database: roles, the first admin, the catalog, the demo project."""
 from __future__ import annotations
 
-import datetime as dt
 import os
 import secrets
-from pathlib import Path
+import shutil
 from typing import Any
 
 import sqlalchemy as sa
@@ -78,35 +77,18 @@ def ensure_demo_project(owner_username: str) -> Project:
     return project
 
 
-TOKEN_SECRET = ("myapp-api-token", "token")  # what job templates mount as PLATFORM_API_TOKEN
-TOKEN_LIFETIME = dt.timedelta(days=365)
-
-
-def ensure_project_token(project: Project) -> Path:
-    """A project's own API identity for jobs that call back (model-register): a bot user who is a
-    developer of this project only, and its token as the local backend's secret file.
-
-    On Kubernetes the same token belongs in the Secret `myapp-api-token` of the project namespace.
-    """
-    from flask_jwt_extended import create_access_token
-
+def retire_shared_token(project: Project) -> None:
+    """Jobs get a token of their own run now (myapp/run_tokens.py), none shared: the project's bot
+    (the identity run tokens act as) is set up, which deactivates a bot of the shared 365-day token
+    era so that token is refused, and that token's files are deleted."""
     from .backends.registry import local_workdir
+    from .run_tokens import ensure_bot
 
-    sm = appbuilder.sm
-    name = f"{project.name}-bot"
-    bot = sm.find_user(username=name)
-    if bot is None:
-        bot = create_user(name, secrets.token_urlsafe(32))  # nobody logs in with it
-    if not db.session.scalar(sa.select(ProjectMember.id).filter_by(project_id=project.id, user_id=bot.id)):
-        db.session.add(ProjectMember(project_id=project.id, user_id=bot.id, role=ProjectRole.DEVELOPER))
-        db.session.commit()
-    path = local_workdir() / "secrets" / project.namespace / TOKEN_SECRET[0] / TOKEN_SECRET[1]
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    token = create_access_token(identity=str(bot.id), expires_delta=TOKEN_LIFETIME)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token)
-    return path
+    ensure_bot(project)
+    db.session.commit()
+    secrets_dir = local_workdir() / "secrets"
+    for folder in (secrets_dir / project.namespace / "myapp-api-token", secrets_dir / "myapp-api-token"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def ensure_demo_pipeline(project: Project) -> Pipeline:

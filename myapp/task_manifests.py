@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .contract import run_token_secret
 from .errors import DomainError, Kind
 from .extensions import db
 from .models import JobTemplate, Pipeline, Project, ResourceGroup, Task
@@ -37,7 +38,8 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
     group = db.session.get(ResourceGroup, task.resource_group_id) if task.resource_group_id else None
     ctx = RenderContext(project=project.name, namespace=project.namespace, pipeline=pipeline.name, run_id=run_id,
                         task=task.name, attempt=attempt, service_account=project.service_account,
-                        resource_group=group_spec(group))
+                        resource_group=group_spec(group),
+                        api_token_secret=run_token_secret(run_id) if run_id != "" else "")
     return render(template_data(template), task.args if args is None else args, ctx, task.resources or None)
 
 

@@ -45,10 +45,14 @@ def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
 @shared_task(name="myapp.tick")
 def tick() -> int:
     """Beat: create due scheduled runs, then enqueue a reconcile for every unfinished run
-    (status polling, retries, timeouts, queued runs waiting for their turn)."""
+    (status polling, retries, timeouts, queued runs waiting for their turn); and delete the token
+    Secrets of runs that ended without it (a worker gone right after the commit that ended one)."""
+    from .backends.registry import backend_for
+    from .pipelines.controller import RunController
     from .pipelines.scheduling import schedule_due
 
     schedule_due(utcnow())
+    RunController(backend_for).release_tokens()
     ids = db.session.scalars(
         sa.select(PipelineRun.id).where(PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING]))
     ).all()

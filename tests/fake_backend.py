@@ -23,6 +23,8 @@ class FakeBackend:
         self.cleaned: Counter[str] = Counter()
         self.jobs: dict[str, dict] = {}
         self.attempts: defaultdict[str, int] = defaultdict(int)
+        self.secrets: dict[tuple[str, str], dict[str, str]] = {}  # (namespace, name) -> data
+        self.secret_puts: Counter[tuple[str, str]] = Counter()
         self.lock = threading.Lock()
 
     def submit(self, manifests):
@@ -40,7 +42,10 @@ class FakeBackend:
                 self.attempts[task] += 1
                 outcomes = self.script.get(task, ["succeeded"])
                 self.jobs[job] = {"task": task, "outcome": outcomes[min(self.attempts[task], len(outcomes)) - 1],
-                                  "manifests": manifests}
+                                  "manifests": manifests,
+                                  # what the job could mount when it was created (Secrets of its namespace)
+                                  "secrets": {n: dict(d) for (ns, n), d in self.secrets.items()
+                                              if ns == meta["namespace"]}}
             ref = ObjectRef(primary["apiVersion"], primary["kind"], meta["namespace"], meta["name"])
             return JobRef(self.name, meta["namespace"], job, ref, (ref,))
 
@@ -70,3 +75,12 @@ class FakeBackend:
         with self.lock:
             self.cleaned[ref.job_name] += 1
         archive.write(ref, [LogLine("master-0", 1, f"log of {ref.job_name}", 0.0)])
+
+    def put_secret(self, namespace, name, data):
+        with self.lock:
+            self.secrets[(namespace, name)] = dict(data)
+            self.secret_puts[(namespace, name)] += 1
+
+    def delete_secret(self, namespace, name):
+        with self.lock:
+            self.secrets.pop((namespace, name), None)

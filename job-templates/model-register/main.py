@@ -1,8 +1,8 @@
 """Register a model version with the platform API.
 
 Looks the project up by name (``$MYAPP_PROJECT``), then POSTs {project_id, name, version,
-uri, framework, metrics} to ``$PLATFORM_API_URL/api/v1/model_version/`` with the project's
-API token ``$PLATFORM_API_TOKEN`` (mounted from a Secret via secretKeyRef, never an argument).
+uri, framework, metrics} to ``$PLATFORM_API_URL/api/v1/model_version/`` with the run's own
+API token ``$PLATFORM_API_TOKEN`` (mounted from the run's Secret via secretKeyRef, never an argument).
 An empty --model-version lets the platform number it (the next integer for that name).
 """
 from __future__ import annotations

@@ -1,23 +1,21 @@
 """Clusters, resource groups and quotas: admins manage them (FAB role permissions)."""
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
+from flask import jsonify
 from marshmallow import ValidationError, fields, post_load, validate, validates_schema
 
 from ..extensions import db
+from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
 from ..models import Cluster, ClusterKind, Project, Quota, ResourceGroup, Task
-from decimal import Decimal
-
 from ..rendering.quantity import format_cpu, format_memory, parse_quantity
-from flask import jsonify
-
 from .base import Ref, ResourceApi
-from .routing import route
 from .errors import ApiError
 from .responses import CAPACITY_FIELDS, USAGE
-from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
+from .routing import route
 
 
 class CapacityFields(StrictSchema):

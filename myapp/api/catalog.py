@@ -5,14 +5,12 @@ from typing import Any
 
 from marshmallow import ValidationError, fields, validate, validates
 
+from ..fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
+from ..models import Image, JobTemplate
 from ..rendering.args import SchemaError, check_property
 from ..rendering.kinds import KINDS
-
-from ..models import Image, JobTemplate
 from .base import ResourceApi
 from .responses import ARGS_SCHEMA
-from ..fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
-
 
 
 class ImageSchema(StrictSchema):

@@ -81,6 +81,13 @@ class ProjectApi(ResourceApi):
             raise NotFound("member", member_id)
         return member
 
+    def _take_turns(self, pk: int) -> None:
+        """Role changes and removals of one project's members take turns: each writes the project's row
+        first (the lock; the value stays), so two owners demoting each other at once cannot both count
+        the other as the owner left."""
+        table = Project.__table__
+        db.session.execute(sa.update(table).where(table.c.id == pk).values(updated_at=table.c.updated_at))
+
     def _owners_left(self, pk: int, without: int) -> int:
         return db.session.scalar(
             sa.select(sa.func.count()).select_from(ProjectMember).where(
@@ -118,6 +125,7 @@ class ProjectApi(ResourceApi):
            summary="Change a member's role (owners only)", response=MEMBER)
     def update_member(self, pk: int, member_id: int):
         self.load(pk, ProjectRole.OWNER)
+        self._take_turns(pk)
         member = self._member(pk, member_id)
         role = ProjectRole(MemberRoleSchema().load(json_body())["role"])
         if member.role == ProjectRole.OWNER and role != ProjectRole.OWNER and not self._owners_left(pk, member.id):
@@ -132,6 +140,7 @@ class ProjectApi(ResourceApi):
            summary="Remove a member (owners only)", response=MESSAGE)
     def remove_member(self, pk: int, member_id: int):
         self.load(pk, ProjectRole.OWNER)
+        self._take_turns(pk)
         member = self._member(pk, member_id)
         if member.role == ProjectRole.OWNER and not self._owners_left(pk, member.id):
             raise FieldError("role", LAST_OWNER, status=409)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from flask import Response, stream_with_context
 

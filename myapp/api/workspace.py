@@ -7,11 +7,17 @@ import sqlalchemy as sa
 from marshmallow import ValidationError, fields, validate, validates_schema
 
 from ..extensions import db
+from ..fields import DnsLabel, ImageRepository, ImageTag, Int, ResourcesSchema, StrictSchema
 from ..models import (
-    ImageBuild, InferenceService, ModelVersion, Notebook, Project, ResourceGroup, TaskRun,
+    ImageBuild,
+    InferenceService,
+    ModelVersion,
+    Notebook,
+    Project,
+    ResourceGroup,
+    TaskRun,
 )
 from .base import Ref, ResourceApi
-from ..fields import DnsLabel, ImageRepository, ImageTag, Int, ResourcesSchema, StrictSchema
 from .scope import current_user
 
 

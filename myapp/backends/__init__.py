@@ -1,5 +1,13 @@
 """Execution backends: Kubernetes (scale-out) and local processes (the embedded default)."""
 from .base import (  # noqa: F401
-    Backend, BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, ObjectRef, Status,
+    Backend,
+    BackendError,
+    JobRef,
+    JobState,
+    LogArchive,
+    LogLine,
+    MetricSample,
+    ObjectRef,
+    Status,
     UnsupportedKind,
 )

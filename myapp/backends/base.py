@@ -49,7 +49,7 @@ class JobRef:
                 "primary": obj(self.primary), "objects": [obj(o) for o in self.objects]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "JobRef":
+    def from_dict(cls, data: dict[str, Any]) -> JobRef:
         return cls(backend=data["backend"], namespace=data["namespace"], job_name=data["job_name"],
                    primary=ObjectRef(**data["primary"]), objects=tuple(ObjectRef(**o) for o in data["objects"]))
 
@@ -107,7 +107,7 @@ class Backend(Protocol):
     def cancel(self, ref: JobRef) -> None:
         """Stop every pod / process of the attempt; status then reports cancelled."""
 
-    def cleanup(self, ref: JobRef, archive: "LogArchive") -> None:
+    def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive the logs, then delete what submit created."""
 
     def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:

@@ -20,7 +20,17 @@ from ..backends import Backend, BackendError, JobRef, JobState, LogArchive
 from ..contract import run_token_secret
 from ..extensions import db
 from ..models import (
-    Edge, InvalidTransition, Pipeline, PipelineRun, Project, RunState, RunToken, Task, TaskRun, TaskState, utcnow,
+    Edge,
+    InvalidTransition,
+    Pipeline,
+    PipelineRun,
+    Project,
+    RunState,
+    RunToken,
+    Task,
+    TaskRun,
+    TaskState,
+    utcnow,
 )
 from ..models.states import TASK_ACTIVE
 from ..rendering import RenderError
@@ -395,5 +405,5 @@ class RunController:
 
 def _aware(value: dt.datetime) -> dt.datetime:
     """SQLite hands back naive datetimes; everything we store is UTC."""
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 

@@ -44,7 +44,7 @@ def schedule_due(now: dt.datetime) -> list[int]:
                                                               Pipeline.paused.is_(False))).all()
     for pipeline in pipelines:
         fire = latest_fire_time(pipeline.schedule, now)
-        since = pipeline.created_at if pipeline.created_at.tzinfo else pipeline.created_at.replace(tzinfo=dt.timezone.utc)
+        since = pipeline.created_at if pipeline.created_at.tzinfo else pipeline.created_at.replace(tzinfo=dt.UTC)
         if fire < since:
             continue  # never fire for times before the pipeline existed
         run_id = _insert_run(pipeline, f"scheduled-{fire.isoformat()}", RunTrigger.SCHEDULE, fire.date())

@@ -12,6 +12,7 @@ from typing import Any
 import click
 import yaml
 
+from ..contract import run_token_secret
 from .context import RenderContext, ResourceGroup
 from .errors import RenderError
 from .render import render
@@ -77,7 +78,9 @@ def render_command(template: str, sets: tuple[str, ...], args_json: str | None, 
         spec = get_template(template, catalog_root)
         ctx = RenderContext(project=project, namespace=namespace, pipeline=pipeline, run_id=run_id,
                             task=task or template, attempt=attempt, service_account=service_account,
-                            resource_group=group)
+                            resource_group=group,
+                            # as the run would: its token Secret (myapp.contract.run_token_secret)
+                            api_token_secret=run_token_secret(run_id) if run_id.isdigit() else "")
         manifests = render(spec, args, ctx, resources or None)
     except (RenderError, ValueError, LookupError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from .errors import ContextError
 from .names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_key

@@ -7,7 +7,8 @@ scheduling, so no kind can forget one of them. All functions are pure (they muta
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 from ..contract import (
     API_TOKEN_SECRET,

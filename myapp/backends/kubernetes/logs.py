@@ -187,7 +187,7 @@ class _Reader(threading.Thread):
     def run(self) -> None:
         try:
             self._follow()
-        except BaseException as exc:  # noqa: BLE001 - handed to the consuming generator
+        except BaseException as exc:
             self.follower.queue.put(("error", self, exc))
         finally:
             self.follower.queue.put(("done", self, None))
@@ -256,7 +256,7 @@ class _Reader(threading.Thread):
         if response is not None:
             try:
                 response.shutdown()  # unblocks a read in progress (urllib3 >= 2.3)
-            except Exception:  # noqa: BLE001, S110 - already closed
+            except Exception:
                 pass
 
 

@@ -136,15 +136,15 @@ class KubeApi:
     # --- secrets: the platform writes a run's token Secret and deletes it, never reads one ---
 
     def create_secret(self, body: dict[str, Any], dry_run: bool) -> None:
-        _json(self.core.create_namespaced_secret(body["metadata"]["namespace"], body=body,
-                                                 dry_run="All" if dry_run else None, field_validation="Strict",
-                                                 **self._opts()))
+        _json(self._api("CoreV1Api").create_namespaced_secret(body["metadata"]["namespace"], body=body,
+                                                              dry_run="All" if dry_run else None,
+                                                              field_validation="Strict", **self._opts()))
 
     def replace_secret(self, body: dict[str, Any], dry_run: bool) -> None:
         meta = body["metadata"]
-        _json(self.core.replace_namespaced_secret(meta["name"], meta["namespace"], body=body,
-                                                  dry_run="All" if dry_run else None, field_validation="Strict",
-                                                  **self._opts()))
+        _json(self._api("CoreV1Api").replace_namespaced_secret(meta["name"], meta["namespace"], body=body,
+                                                               dry_run="All" if dry_run else None,
+                                                               field_validation="Strict", **self._opts()))
 
     def delete_secret(self, namespace: str, name: str) -> None:
         _json(self.core.delete_namespaced_secret(name, namespace, **self._opts()))

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from ..base import BackendError, JobRef, JobState, LogArchive, LogLine, MetricSa
 from . import sandbox
 from .gpu import GpuDevice, GpuPool, nvml_devices
 from .logfiles import LogCursor
-from .plan import Planner, Settings
+from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, Planner, Settings
 from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
 
 META = ".myapp"
@@ -222,6 +223,36 @@ class LocalBackend:
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
         shutil.rmtree(self.job_dir(ref), ignore_errors=True)
         self._reap()
+
+    def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        """One file per key in ``secrets/<namespace>/<name>/`` (0600, in folders only the platform
+        enters, never in a sandbox), which secretKeyRef reads at submit; keys not in ``data`` go."""
+        folder = self._secret_dir(namespace, name)
+        bad = [key for key in data if not SECRET_KEY.fullmatch(key) or key in (".", "..")]
+        if bad:
+            raise BackendError(f"secret {name!r}: invalid key(s) {bad}")
+        for path in (folder.parent.parent, folder.parent, folder):
+            _private_dir(path)
+        for key, value in data.items():
+            # Written aside then renamed: a submit reading at the same moment sees the old or the new
+            # value, never half of one (the "~" suffix is not a valid key, so nothing reads it).
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".", suffix="~")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(value)
+            os.replace(tmp, folder / key)
+        for path in folder.iterdir():
+            if path.name not in data:
+                path.unlink(missing_ok=True)
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        shutil.rmtree(self._secret_dir(namespace, name), ignore_errors=True)
+
+    def _secret_dir(self, namespace: str, name: str) -> Path:
+        if not NAMESPACE.fullmatch(namespace) or namespace in RESERVED_NAMESPACES:
+            raise BackendError(f"invalid namespace {namespace!r}")
+        if not SECRET_NAME.fullmatch(name) or len(name) > 253:
+            raise BackendError(f"invalid secret name {name!r}")
+        return self.workdir / "secrets" / namespace / name
 
     # -- helpers beyond the protocol ----------------------------------------------------------
     def wait(self, ref: JobRef, timeout: float | None = None,
