@@ -44,7 +44,8 @@ Grants = dict[tuple[str, str], set[str]]
 #   pods    list_pods (status, logs, metrics), read_pod (log following: _container_done),
 #           delete_pods = deletecollection (cancel, cleanup); pods/log: read_log, stream_log
 #   metrics.k8s.io pods: pod_metrics (metrics() without Prometheus)
-# Never called: watch, update, events, secrets, configmaps (KINDS has ConfigMap, no template renders one).
+#   secrets put_secret = create, or update (replace) on 409; delete_secret: a run's token Secret, never read
+# Never called: watch, events, configmaps (KINDS has ConfigMap, no template renders one), get/list of secrets.
 WORKLOADS = {("batch", "jobs"), ("apps", "deployments"), ("batch.volcano.sh", "jobs"),
              *(("kubeflow.org", plural) for plural in ("tfjobs", "pytorchjobs", "xgboostjobs", "mpijobs", "notebooks"))}
 WORKER_CALLS: Grants = {
@@ -56,7 +57,10 @@ WORKER_CALLS: Grants = {
     ("", "pods"): {"get", "list", "deletecollection"},
     ("", "pods/log"): {"get"},
     ("metrics.k8s.io", "pods"): {"list"},
+    ("", "secrets"): {"create", "update", "delete"},
 }
+# Written by the platform itself, not rendered from a template: the run's token Secret.
+PLATFORM_WRITTEN = {("", "secrets")}
 # The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
 WEB_CALLS: Grants = {("", "pods"): {"list"}, ("", "pods/log"): {"get"}, ("metrics.k8s.io", "pods"): {"list"}}
 # Rights that hand out rights, run code in others' pods or reach past a namespace: never to the platform.
@@ -161,7 +165,7 @@ def test_the_table_names_every_kind_the_catalog_renders():
         for obj in render(catalog()[name], args, ctx, resources):
             kind = KINDS[(obj["apiVersion"], obj["kind"])]
             rendered.add((kind.group, kind.plural))
-    assert rendered == {resource for resource, verbs in WORKER_CALLS.items() if "create" in verbs}
+    assert rendered == {resource for resource, verbs in WORKER_CALLS.items() if "create" in verbs} - PLATFORM_WRITTEN
     workloads = {(k.group, k.plural) for k in KINDS.values() if k.workload}
     assert workloads == WORKLOADS
 
@@ -240,6 +244,10 @@ def test_the_backend_calls_exactly_the_table(double, backend, tmp_path):  # noqa
     double.set_status("batch/v1", "Job", NS, ref.primary.name, {"conditions": [{"type": "Complete", "status": "True"}]})
     thread.join(15)
     assert out and [line.line for line in out[0]] == ["done"]
+    # A run's token Secret: put (create), put again (409, then replace), deleted when the run ends.
+    for _ in range(2):
+        backend.put_secret(NS, "myapp-run-999-token", {"token": "t"})
+    backend.delete_secret(NS, "myapp-run-999-token")
     assert observed(double.requests) == WORKER_CALLS
 
 
