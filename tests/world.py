@@ -54,7 +54,8 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
     world.ids["notebook"] = created(owner.post("/api/v1/notebook/", json={
         "project_id": pid, "name": "nb", "image": "jupyter/base:1"}))["id"]
     world.ids["model_version"] = created(owner.post("/api/v1/model_version/", json={
-        "project_id": pid, "name": "digits", "uri": "file:///models/digits.pt", "task_run_id": world.ids["task_run"]}))["id"]
+        "project_id": pid, "name": "digits", "uri": "file:///models/digits.pt",
+        "task_run_id": world.ids["task_run"]}))["id"]
     world.ids["inference_service"] = created(owner.post("/api/v1/inference_service/", json={
         "project_id": pid, "name": "digits", "model_version_id": world.ids["model_version"]}))["id"]
     world.ids["image_build"] = created(owner.post("/api/v1/image_build/", json={
@@ -75,3 +76,26 @@ def insert_task_run(app, project_id: int, run_id: int, task_id: int) -> int:
         db.session.add(row)
         db.session.commit()
         return row.id
+
+
+def insert_finished_run(app, project_id: int, pipeline_id: int) -> int:
+    """A run that has finished (it may be rerun or deleted), as the controller would leave it."""
+    import uuid
+
+    from myapp.extensions import db
+    from myapp.models import PipelineRun, RunState
+    from myapp.models.base import utcnow
+
+    with app.app_context():
+        now = utcnow()
+        row = PipelineRun(project_id=project_id, pipeline_id=pipeline_id, run_key=f"done-{uuid.uuid4().hex}",
+                          state=RunState.SUCCEEDED, started_at=now, finished_at=now)
+        db.session.add(row)
+        db.session.commit()
+        return row.id
+
+
+def add_member(owner: ApiClient, project_id: int, username: str, role: str) -> int:
+    """Add a member through the API (as an owner or an admin); returns the membership's id."""
+    return created(owner.post(f"/api/v1/project/{project_id}/members",
+                              json={"username": username, "role": role}))["id"]
