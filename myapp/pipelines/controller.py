@@ -81,7 +81,7 @@ class RunController:
     def cancel(self, run_id: int, reason: str = "cancelled by user") -> None:
         run = self._lock(run_id)
         finished = run is not None and not run.is_finished
-        if finished:
+        if run is not None and finished:
             self._cancel_locked(run, reason)
         db.session.commit()
         self._release_ended()
@@ -230,6 +230,7 @@ class RunController:
             task = tasks[task_id]
             if attempt.state == TaskState.FAILED and attempt.attempt <= task.retries:
                 started.add(task_id)
+                assert attempt.finished_at is not None  # set by every transition into FAILED
                 due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt))
                 if self.now() >= _aware(due):
                     retried |= self._start(run, task, attempt.attempt + 1)
@@ -365,6 +366,7 @@ class RunController:
 
     def _poll(self, attempt: TaskRun, task: Task) -> bool:
         backend = self.backend_for(task)
+        assert attempt.backend_ref is not None  # active attempts were submitted: _submit stored it
         ref = JobRef.from_dict(attempt.backend_ref)
         if task.timeout and attempt.submitted_at:
             elapsed = (self.now() - _aware(attempt.submitted_at)).total_seconds()

@@ -163,7 +163,7 @@ class KubernetesBackend:
             return f"/notebook/{primary.namespace}/{primary.name}/"  # NB_PREFIX behind the Istio gateway
         services = [o for o in ref.objects if o.kind == "Service"]
         stable = [s for s in services if s.name != primary.name]  # the version-independent entry point
-        chosen = (stable or services or [None])[0]
+        chosen = (stable or services)[0] if (stable or services) else None
         return f"http://{chosen.name}.{chosen.namespace}.svc.cluster.local" if chosen else None
 
     def status(self, ref: JobRef) -> Status:

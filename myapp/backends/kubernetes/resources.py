@@ -163,8 +163,9 @@ class KubeApi:
 
     def read_log(self, namespace: str, pod: str, container: str) -> str:
         """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
-        response = self.core.read_namespaced_pod_log(pod, namespace, container=container, timestamps=True,
-                                                     **self._opts())
+        # With _preload_content=False (in _opts) the client returns the raw HTTP response, not a str.
+        response: Any = self.core.read_namespaced_pod_log(pod, namespace, container=container, timestamps=True,
+                                                          **self._opts())
         return response.data.decode("utf-8", errors="replace")
 
     def stream_log(self, namespace: str, pod: str, container: str, *, follow: bool,
