@@ -18,6 +18,11 @@ COPY myapp ./myapp
 COPY migrations ./migrations
 COPY job-templates ./job-templates
 COPY templates ./templates
+# bubblewrap: the local backend runs each job replica sealed off (docs/backends-local.md); inside a
+# container it also needs user namespaces, else local jobs are refused with the reason at start.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
 RUN pip install -e . \
     && groupadd --system --gid 10001 myapp \
     && useradd --system --uid 10001 --gid myapp --home-dir /data --no-create-home \
