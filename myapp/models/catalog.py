@@ -20,10 +20,6 @@ class Image(IdMixin, TimestampMixin, Model):
     pull_secret: Mapped[str | None] = mapped_column(sa.String(253))
     description: Mapped[str] = mapped_column(sa.Text, default="", nullable=False)
 
-    @property
-    def reference(self) -> str:
-        return f"{self.repository}:{self.tag}"
-
 
 class JobTemplate(IdMixin, TimestampMixin, Model):
     __tablename__ = "job_template"

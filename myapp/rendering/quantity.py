@@ -25,10 +25,6 @@ GPU_RESOURCE = "nvidia.com/gpu"
 MIN_MEMORY = Decimal(2) ** 22  # 4Mi: anything smaller is a forgotten unit ("4" = 4 bytes)
 
 
-def is_quantity(text: object) -> bool:
-    return isinstance(text, str) and _QUANTITY.fullmatch(text) is not None
-
-
 def parse_quantity(value: object) -> Decimal:
     """Exact value of a quantity given as str ("500m", "4Gi") or int/float. Raises ValueError."""
     if isinstance(value, bool):

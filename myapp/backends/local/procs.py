@@ -114,12 +114,6 @@ def become_subreaper() -> bool:
         return False
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def free_ports(count: int) -> list[int]:
     """``count`` distinct free loopback ports (kept bound together so none repeats)."""
     socks = []
