@@ -22,7 +22,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(UI_SRC)
 
 ui: frontend/dist/index.html
 
-# The UI's API types, generated from the server's OpenAPI spec (tests/test_openapi_types.py checks drift).
+# The UI's API types, generated from the server's OpenAPI spec (tests/api/test_openapi_types.py checks drift).
 api-types: install frontend/node_modules/.installed
 	$(PY) -m myapp.api.openapi_dump --types
 

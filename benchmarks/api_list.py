@@ -99,35 +99,36 @@ def seed(args: argparse.Namespace) -> dict:
         member = pids[:args.member_of]
         db.session.add_all(ProjectMember(project_id=pid, user_id=user.id, role="developer") for pid in member)
 
-        t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-        pipelines = [dict(id=i + 1, project_id=pids[i % len(pids)], name=f"pipeline-{i}",
-                          parameters={"lr": "0.01"}, created_by_id=user.id,
-                          created_at=t0 + dt.timedelta(minutes=i), updated_at=t0 + dt.timedelta(minutes=i))
+        t0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+        pipelines = [{"id": i + 1, "project_id": pids[i % len(pids)], "name": f"pipeline-{i}",
+                      "parameters": {"lr": "0.01"}, "created_by_id": user.id,
+                      "created_at": t0 + dt.timedelta(minutes=i), "updated_at": t0 + dt.timedelta(minutes=i)}
                      for i in range(args.pipelines)]
-        tasks = [dict(id=2 * i + k + 1, project_id=p["project_id"], pipeline_id=p["id"], name=name,
-                      template_id=template.id, args={"epochs": 3}, resources={"cpu": "1", "memory": "2Gi"})
+        tasks = [{"id": 2 * i + k + 1, "project_id": p["project_id"], "pipeline_id": p["id"], "name": name,
+                  "template_id": template.id, "args": {"epochs": 3}, "resources": {"cpu": "1", "memory": "2Gi"}}
                  for i, p in enumerate(pipelines) for k, name in enumerate(("train", "evaluate"))]
         runs, task_runs = [], []
         for j in range(args.task_runs // 2):
             p = pipelines[j % len(pipelines)]
             created = t0 + dt.timedelta(seconds=30 * j)
             state = rnd.choice(RUN_STATES)
-            runs.append(dict(id=j + 1, project_id=p["project_id"], pipeline_id=p["id"], run_key=f"run-{j}",
-                             state=state, trigger="schedule", params={}, created_by_id=user.id,
-                             created_at=created, started_at=created,
-                             finished_at=None if state == "running" else created + dt.timedelta(minutes=5)))
+            runs.append({"id": j + 1, "project_id": p["project_id"], "pipeline_id": p["id"], "run_key": f"run-{j}",
+                         "state": state, "trigger": "schedule", "params": {}, "created_by_id": user.id,
+                         "created_at": created, "started_at": created,
+                         "finished_at": None if state == "running" else created + dt.timedelta(minutes=5)})
             for k in range(2):
                 task_id = 2 * (p["id"] - 1) + k + 1
                 tstate = "running" if state == "running" else rnd.choice(TASK_STATES)
-                task_runs.append(dict(
-                    id=2 * j + k + 1, project_id=p["project_id"], pipeline_run_id=j + 1, task_id=task_id,
-                    attempt=1, state=tstate, backend="kubernetes", exit_code=0 if tstate == "succeeded" else None,
-                    manifests=[{"apiVersion": "batch/v1", "kind": "Job",
-                                "metadata": {"name": f"run-{j}-{k}", "namespace": f"proj-{p['project_id']}"},
-                                "spec": {"backoffLimit": 0, "template": {"spec": {"containers": [
-                                    {"name": "main", "image": "python:3.11-slim", "args": ["--epochs", "3"]}]}}}}],
-                    created_at=created, submitted_at=created, started_at=created,
-                    finished_at=None if tstate == "running" else created + dt.timedelta(minutes=4)))
+                task_runs.append({
+                    "id": 2 * j + k + 1, "project_id": p["project_id"], "pipeline_run_id": j + 1, "task_id": task_id,
+                    "attempt": 1, "state": tstate, "backend": "kubernetes",
+                    "exit_code": 0 if tstate == "succeeded" else None,
+                    "manifests": [{"apiVersion": "batch/v1", "kind": "Job",
+                                   "metadata": {"name": f"run-{j}-{k}", "namespace": f"proj-{p['project_id']}"},
+                                   "spec": {"backoffLimit": 0, "template": {"spec": {"containers": [
+                                       {"name": "main", "image": "python:3.11-slim", "args": ["--epochs", "3"]}]}}}}],
+                    "created_at": created, "submitted_at": created, "started_at": created,
+                    "finished_at": None if tstate == "running" else created + dt.timedelta(minutes=4)})
         for model, rows in ((Pipeline, pipelines), (Task, tasks), (PipelineRun, runs), (TaskRun, task_runs)):
             for i in range(0, len(rows), 5000):  # executemany -> multi-row INSERTs (insertmanyvalues)
                 db.session.execute(sa.insert(model), rows[i:i + 5000])
@@ -258,7 +259,7 @@ def cpu_seconds(server_pid: int) -> tuple[float, float]:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30

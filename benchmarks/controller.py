@@ -34,8 +34,7 @@ from pathlib import Path
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))  # the fake backend the tests use
+sys.path.insert(0, str(ROOT))  # myapp, and tests.fake_backend: the fake backend the tests use
 TARGET_P95_MS = 200.0
 QUICK = {"runs": 40, "workers": 2, "timeout": 120}
 
@@ -235,12 +234,11 @@ def main() -> int:
     os.environ.pop("REDIS_URL", None)
     admin_sql(args.pg, f'CREATE DATABASE "{name}"')
     try:
-        from fake_backend import FakeBackend
-
         from myapp.app import create_app
         from myapp.backends import registry
         from myapp.extensions import db
         from myapp.migrate import upgrade
+        from tests.fake_backend import FakeBackend
 
         app = create_app()
         with app.app_context():

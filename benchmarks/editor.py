@@ -85,9 +85,9 @@ class Platform:
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
         self.env = env | {"MYAPP_HOME": str(home), "MYAPP_ADMIN_PASSWORD": self.password, "MYAPP_BASE_URL": self.base}
         subprocess.run([*MYAPP, "init"], env=self.env, check=True, capture_output=True, timeout=300)
-        self.log = open(home / "platform.log", "w")
-        self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--web-workers", "1"], env=self.env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(home / "platform.log", "w") as log:  # the platform writes its own copy of the file
+            self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--web-workers", "1"],
+                                         env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.monotonic() + 90
             while True:
@@ -125,7 +125,6 @@ class Platform:
     def stop(self) -> None:
         os.killpg(self.proc.pid, signal.SIGTERM)
         self.proc.wait(timeout=30)
-        self.log.close()
 
 
 def measure(page, base: str, pipeline_id: int, n: int) -> dict[str, float]:

@@ -22,9 +22,6 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from rendering._support import REQUIRED_ARGS
 
 from myapp.catalog import load_catalog
 from myapp.rendering import (
@@ -33,6 +30,7 @@ from myapp.rendering import (
     engine,
     render,
 )
+from tests.rendering.support import REQUIRED_ARGS
 
 TARGET = 500  # validated manifests per second on one core
 QUICK_ITERATIONS = 20

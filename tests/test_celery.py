@@ -1,13 +1,15 @@
 """Celery on the real Redis and on the embedded filesystem transport, tasks in an app context."""
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 import sqlalchemy as sa
 
-from conftest import REDIS_TEST_URL
+from tests.fake_backend import FakeBackend
+from tests.pipelines.support import make_pipeline
+from tests.support import REDIS_TEST_URL, wait_until
+from tests.world import build_catalog, created
 
 
 @pytest.fixture(params=["embedded", "redis"])
@@ -29,6 +31,7 @@ def celery_worker(request, app, tmp_path):
         yield celery
 
 
+@pytest.mark.slow  # starts a Celery worker
 def test_task_runs_in_app_context_and_writes_sql(app, celery_worker):
     from myapp.extensions import db
     from myapp.models import WorkerHeartbeat
@@ -72,7 +75,7 @@ def test_embedded_broker_never_hands_out_half_written_messages(tmp_path):
             while len(received) < count:
                 try:
                     received.append(channel._get("q"))
-                except Exception as exc:  # noqa: BLE001 - Empty is expected; anything else is the bug
+                except Exception as exc:
                     if type(exc).__name__ != "Empty":
                         errors.append(exc)
                         return
@@ -90,7 +93,6 @@ def test_embedded_broker_never_hands_out_half_written_messages(tmp_path):
 @pytest.fixture()
 def fake_default_backend(app):
     """Workers resolve backends through the registry; put a fake one there for this process."""
-    from fake_backend import FakeBackend
     from myapp.backends import registry
 
     backend = FakeBackend()
@@ -103,9 +105,8 @@ def fake_default_backend(app):
         registry._backends[key] = saved
 
 
+@pytest.mark.slow  # starts a Celery worker
 def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catalog):
-    from test_controller import make_pipeline
-
     run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
     state = None
     for _ in range(10):  # what beat's tick does
@@ -116,11 +117,10 @@ def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catal
     assert set(fake_default_backend.creations.values()) == {1} and len(fake_default_backend.creations) == 2
 
 
+@pytest.mark.slow  # starts a Celery worker
 def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, fake_default_backend):
     """Web stores intent and enqueues on the app's own (embedded) broker; a worker picks it up."""
     from celery.contrib.testing.worker import start_worker
-
-    from world import build_catalog, created
 
     cat = build_catalog(admin)
     project = created(user.post("/api/v1/project/", json={"name": f"p{uuid.uuid4().hex[:6]}"}))
@@ -131,11 +131,9 @@ def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, f
     celery.loader.import_module("celery.contrib.testing.tasks")
     with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
         run = created(user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"]}))
-        for _ in range(100):
-            state = user.get(f"/api/v1/pipeline_run/{run['id']}").get_json()["state"]
-            if state in ("succeeded", "failed"):
-                break
-            time.sleep(0.1)
+        state = wait_until(lambda: (s := user.get(f"/api/v1/pipeline_run/{run['id']}").get_json()["state"])
+                           in ("succeeded", "failed") and s, timeout=10, interval=0.1,
+                           what="the worker to finish the run")
     assert state == "succeeded"
     runs = user.get("/api/v1/task_run/", query_string={"pipeline_run_id": run["id"]}).get_json()["items"]
     assert [(r["state"], r["attempt"]) for r in runs] == [("succeeded", 1)]

@@ -3,35 +3,16 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import psutil
+import pytest
 import requests
 import yaml
 
-# The console script a user runs, installed by `pip install -e .`
-MYAPP = [str(Path(sys.executable).parent / "myapp")]
+from tests.support import MYAPP, free_port, healthy, wait_until
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(base: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"{base}/health", timeout=5).status_code == 200:
-                return
-        except requests.RequestException:  # not listening yet, or still starting
-            time.sleep(0.5)
-    raise AssertionError("web never became healthy")
+pytestmark = pytest.mark.slow  # every test starts `myapp` processes
 
 
 def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
@@ -49,7 +30,7 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(base)
+        wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 3  # web, worker, beat
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
@@ -64,10 +45,8 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
 
             assert not (tmp_path / "myapp.sqlite").exists()
             broker = redis.Redis.from_url(env["REDIS_URL"])
-            deadline = time.monotonic() + 60
-            while not broker.exists("_kombu.binding.celery"):  # the worker's queue, once it has started
-                assert time.monotonic() < deadline, "the worker never bound its queue in Redis"
-                time.sleep(0.5)
+            wait_until(lambda: broker.exists("_kombu.binding.celery"), timeout=60, interval=0.5,
+                       what="the worker to bind its queue in Redis (once it has started)")
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
@@ -84,15 +63,12 @@ def test_children_stop_when_run_is_killed(tmp_path, platform_env):
     assert subprocess.run([*MYAPP, "db", "upgrade"], env=env, capture_output=True, timeout=120).returncode == 0
     proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--web-workers", "1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    children: list[psutil.Process] = []
-    while time.monotonic() < deadline and len(children) < 3:
-        time.sleep(0.5)
-        children = psutil.Process(proc.pid).children()
+    children = wait_until(lambda: len(found := psutil.Process(proc.pid).children()) >= 3 and found,
+                          timeout=30, interval=0.5, what="`myapp run` to start web, worker and beat")
     assert len(children) == 3
     proc.kill()
     proc.wait()
-    gone, alive = psutil.wait_procs(children, timeout=30)
+    _, alive = psutil.wait_procs(children, timeout=30)
     for child in alive:
         child.kill()
     assert not alive

@@ -7,12 +7,14 @@ import json
 import re
 import signal
 import subprocess
-import time
 import urllib.request
 
+import pytest
 import requests
 
-from test_cli import MYAPP, free_port, wait_healthy
+from tests.support import MYAPP, free_port, healthy, wait_until
+
+pytestmark = pytest.mark.slow  # the whole platform, and real training and serving jobs
 
 
 def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
@@ -32,20 +34,21 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     serve_ref = None
     try:
-        wait_healthy(base)
+        wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": "s3cret-for-test", "provider": "db"}).json()["access_token"]
         api = requests.Session()
         api.headers["Authorization"] = f"Bearer {token}"
         pipeline = api.get(f"{base}/api/v1/pipeline/", params={"name": "digits"}).json()["items"][0]
         run = api.post(f"{base}/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]}).json()
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            state = api.get(f"{base}/api/v1/pipeline_run/{run['id']}").json()
-            if state["state"] in ("succeeded", "failed", "cancelled"):
-                break
-            time.sleep(1)
-        task_runs = api.get(f"{base}/api/v1/task_run/", params={"pipeline_run_id": run["id"]}).json()["items"]
+
+        def attempts() -> list[dict]:
+            return api.get(f"{base}/api/v1/task_run/", params={"pipeline_run_id": run["id"]}).json()["items"]
+
+        state = wait_until(lambda: (s := api.get(f"{base}/api/v1/pipeline_run/{run['id']}").json())["state"]
+                           in ("succeeded", "failed", "cancelled") and s, timeout=300, interval=1,
+                           what=lambda: f"the demo run to finish; its attempts: {attempts()}")
+        task_runs = attempts()
         by_task = {t["task_id"]: t for t in task_runs}
         assert state["state"] == "succeeded", (state, [(t["state"], t["reason"]) for t in task_runs])
         assert all(t["attempt"] == 1 for t in task_runs)
@@ -70,7 +73,7 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
         request = urllib.request.Request(url + "/predict", data=body, headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=30) as response:
             predictions = json.loads(response.read())["predictions"]
-        assert sum(int(p == y) for p, y in zip(predictions, labels[:20])) >= 18
+        assert sum(int(p == y) for p, y in zip(predictions, labels[:20], strict=True)) >= 18
     finally:
         if serve_ref is not None:  # the service outlives the run by design; stop it here
             LocalBackend(tmp_path / "jobs").cancel(serve_ref)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -24,8 +23,9 @@ from myapp.backends.archive import FileLogArchive
 from myapp.backends.kubernetes.resources import KINDS
 from myapp.rendering import render
 from myapp.rendering.pod import pod_templates
-from tests.k8s_double.fixtures import NS, backend, double, in_thread, manifests, sleeps  # noqa: F401
-from tests.rendering._support import PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
+from tests.k8s_double.support import NS, manifests
+from tests.rendering.support import PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
+from tests.support import in_thread, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL = ROOT / "install"
@@ -220,38 +220,36 @@ def lifecycle(server, kube, objects, tmp_path) -> None:
     kube.cleanup(ref, FileLogArchive(tmp_path))
 
 
-def test_the_backend_calls_exactly_the_table(double, backend, tmp_path):  # noqa: F811
+def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
     """Every catalog template (and one gang-scheduled, for its PodGroup): submit, adopt, status, logs,
     metrics, cancel, cleanup. Then the two paths the catalog walk does not reach."""
     for name, scenario, args, ctx, resources in SCENARIOS_ALL:
         if scenario != "default" and name != "pytorch-ddp":
             continue  # the gang scenario renders the same kinds plus a PodGroup: one is enough
-        lifecycle(double, backend, render(catalog()[name], args, ctx, resources), tmp_path)
+        lifecycle(double, k8s_backend, render(catalog()[name], args, ctx, resources), tmp_path)
     # Another run of a service version finds its Services, HPA and VirtualService in place with
     # other labels (and weights): converged with a merge patch.
     for run in (1, 2):
-        backend.submit(render(catalog()["deploy-service"], {**REQUIRED_ARGS["deploy-service"], "previous_version": "v1",
-                                                            "canary_weight": 10 * run},
-                              replace(PLAIN_CTX, run_id=100 + run)))
+        args = {**REQUIRED_ARGS["deploy-service"], "previous_version": "v1", "canary_weight": 10 * run}
+        k8s_backend.submit(render(catalog()["deploy-service"], args, replace(PLAIN_CTX, run_id=100 + run)))
     # Log following reads the pod to see whether a container has ended.
-    ref = backend.submit(render(catalog()["python"], {}, replace(PLAIN_CTX, run_id=999)))
+    ref = k8s_backend.submit(render(catalog()["python"], {}, replace(PLAIN_CTX, run_id=999)))
     double.add_pod(NS, f"{ref.job_name}-0", {"myapp.io/job-name": ref.job_name}, phase="Succeeded")
     double.append_log(NS, f"{ref.job_name}-0", "done")
-    thread, out = in_thread(lambda: list(backend.logs(ref, follow=True)))
-    deadline = time.monotonic() + 10
-    while not double.requests_matching("GET", rf"/pods/{ref.job_name}-0$") and time.monotonic() < deadline:
-        time.sleep(0.02)
+    thread, out = in_thread(lambda: list(k8s_backend.logs(ref, follow=True)))
+    wait_until(lambda: double.requests_matching("GET", rf"/pods/{ref.job_name}-0$"), timeout=10,
+               what="the log follower to read the pod")
     double.set_status("batch/v1", "Job", NS, ref.primary.name, {"conditions": [{"type": "Complete", "status": "True"}]})
     thread.join(15)
     assert out and [line.line for line in out[0]] == ["done"]
     # A run's token Secret: put (create), put again (409, then replace), deleted when the run ends.
     for _ in range(2):
-        backend.put_secret(NS, "myapp-run-999-token", {"token": "t"})
-    backend.delete_secret(NS, "myapp-run-999-token")
+        k8s_backend.put_secret(NS, "myapp-run-999-token", {"token": "t"})
+    k8s_backend.delete_secret(NS, "myapp-run-999-token")
     assert observed(double.requests) == WORKER_CALLS
 
 
-def test_the_web_reads_logs_and_metrics_only(double, backend):  # noqa: F811
+def test_the_web_reads_logs_and_metrics_only(double, k8s_backend):
     """observation.py (the web's only way to a backend) calls logs(follow=False) and metrics(); run
     those, and the requests are exactly WEB_CALLS."""
     tree = ast.parse((ROOT / "myapp" / "observation.py").read_text())
@@ -261,11 +259,11 @@ def test_the_web_reads_logs_and_metrics_only(double, backend):  # noqa: F811
     follow = [kw.value.value for c in calls if c.func.attr == "logs" for kw in c.keywords if kw.arg == "follow"]
     assert follow == [False]
     objects = manifests("pytorch-ddp")
-    ref = backend.submit(objects)
+    ref = k8s_backend.submit(objects)
     add_pods(double, ref, objects)
     before = len(double.requests)
-    assert list(backend.logs(ref, follow=False))
-    backend.metrics(ref)
+    assert list(k8s_backend.logs(ref, follow=False))
+    k8s_backend.metrics(ref)
     assert observed(double.requests[before:]) == WEB_CALLS
 
 

@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from conftest import unique
-from world import created
+from tests.support import unique
+from tests.world import created
 
 LIVE = [("master-0", 1, "epoch 1 loss 0.9"), ("worker-0", 1, "epoch 1 loss 0.8"),
         ("master-0", 2, "epoch 2 loss 0.5"), ("worker-0", 2, "epoch 2 loss 0.4"), ("master-0", 3, "done")]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conftest import ApiClient, unique
+from tests.support import ApiClient, unique
 
 
 def created(resp) -> dict:

@@ -3,7 +3,7 @@
 //   node scripts/gen-api.mjs [SPEC] [OUT]     (npm run gen:api -- SPEC)
 //
 // SPEC: a spec file (`myapp openapi > spec.json`), or "-" (the default) for stdin.
-// OUT: default src/api/schema.ts. tests/test_openapi_types.py runs this same script and fails when
+// OUT: default src/api/schema.ts. tests/api/test_openapi_types.py runs this same script and fails when
 // the committed file differs: regenerate with `make api-types`.
 import { readFileSync, writeFileSync } from "node:fs";
 import openapiTS, { astToString } from "openapi-typescript";
@@ -25,6 +25,6 @@ const ast = await openapiTS(spec, {
 });
 
 const header = `// Generated from the server's OpenAPI spec by scripts/gen-api.mjs (openapi-typescript): do not edit.
-// Regenerate after changing the API: make api-types (docs/ui.md). tests/test_openapi_types.py checks it.
+// Regenerate after changing the API: make api-types (docs/ui.md). tests/api/test_openapi_types.py checks it.
 `;
 writeFileSync(outPath, header + astToString(ast));

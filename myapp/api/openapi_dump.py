@@ -5,7 +5,7 @@
     python -m myapp.api.openapi_dump --types    # regenerate frontend/src/api/schema.ts (what `make api-types` runs)
 
 `myapp openapi` prints the same spec from the configured app. The types come from
-openapi-typescript (frontend/scripts/gen-api.mjs, `npm run gen:api`); tests/test_openapi_types.py
+openapi-typescript (frontend/scripts/gen-api.mjs, `npm run gen:api`); tests/api/test_openapi_types.py
 fails when the committed file differs from what the current code generates.
 """
 from __future__ import annotations

@@ -277,7 +277,9 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
     "type": enum_of(["object"]),
     "properties": {"type": "object", "additionalProperties": ARG_PROPERTY},
     "required": array(STRING),
-}, optional=("type", "properties", "required")))
+    # The shipped catalog's schemas refuse unknown arguments (myapp/catalog.py).
+    "additionalProperties": BOOLEAN,
+}, optional=("type", "properties", "required", "additionalProperties")))
 
 # ---- pipelines, runs and task runs (myapp/api/pipelines.py, streams.py) ------------------------------------------
 GRAPH = component("PipelineGraph", obj({
@@ -297,7 +299,7 @@ TASK_METRICS = component("TaskMetrics", obj({"items": array(METRIC_SAMPLE)}))
 TASK_RUN_OUTPUT = {"metrics": nullable(array(METRIC_SAMPLE))}
 
 # Server-sent events: the data of each event, by event name.
-# streams.TASK_RUN_FIELDS (tests/test_openapi_types.py holds them equal; importing it here would be circular).
+# streams.TASK_RUN_FIELDS (tests/api/test_openapi_types.py holds them equal; importing it here would be circular).
 _ATTEMPT_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
                    "created_at", "submitted_at", "started_at", "finished_at")
 RUN_SNAPSHOT = component("RunSnapshot", obj({

@@ -18,7 +18,7 @@ RESTRICTED_CONTAINER: dict[str, Any] = {"allowPrivilegeEscalation": False, "capa
 # Catalog templates whose image runs as root, decided per template (docs/rendering.md): their
 # Dockerfiles have no numeric USER and the code writes its model under /mnt/output, which only
 # root may create. They keep every other restriction (RuntimeDefault seccomp, no capabilities, no
-# privilege escalation), which Pod Security "baseline" admits. tests/rendering/test_render_catalog.py
+# privilege escalation), which Pod Security "baseline" admits. tests/rendering/test_catalog.py
 # checks this table against the Dockerfiles, so fixing an image means removing its line here.
 ROOT_TEMPLATES: Mapping[str, str] = {
     "pytorch-ddp": "python:3.11-slim without USER; saves the model under /mnt/output",

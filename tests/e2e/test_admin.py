@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from e2e_support import browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
 
 def sign_in(page, base: str, username: str, password: str) -> None:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 import uuid
 
-from e2e_support import Page, browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
+import pytest
+
+from tests.e2e.support import Page
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
 
 def sign_in(page, base: str, username: str, password: str) -> None:

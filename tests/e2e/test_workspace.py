@@ -7,8 +7,11 @@ import re
 import subprocess
 import uuid
 
-from e2e_support import browser, platform, tab  # noqa: F401 - fixtures (a conftest.py here would shadow tests/conftest.py)
-from test_cli import MYAPP
+import pytest
+
+from tests.support import MYAPP, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -28,21 +31,22 @@ def node(page, name: str):
     return page.locator(f".react-flow__node:has([data-task='{name}'])")
 
 
-def settled_box(page, locator) -> dict:
-    """The element's box once it has stopped moving (the canvas animates fit-view after a layout)."""
-    previous = None
-    for _ in range(50):
+def settled_box(locator) -> dict:
+    """The element's box once it has stopped moving (the canvas animates fit-view after a layout): the
+    same box twice, 0.1 s apart."""
+    previous: list[dict | None] = [None]
+
+    def settled() -> dict | None:
         box = locator.bounding_box()
-        if box == previous:
-            return box
-        previous = box
-        page.wait_for_timeout(100)
-    raise AssertionError(f"{locator} kept moving")
+        same, previous[0] = box == previous[0], box
+        return box if same else None
+
+    return wait_until(settled, timeout=5, interval=0.1, what=f"{locator} to stop moving")
 
 
 def connect(page, upstream: str, downstream: str) -> None:
-    source = settled_box(page, node(page, upstream).locator(".react-flow__handle.source"))
-    target = settled_box(page, node(page, downstream).locator(".react-flow__handle.target"))
+    source = settled_box(node(page, upstream).locator(".react-flow__handle.source"))
+    target = settled_box(node(page, downstream).locator(".react-flow__handle.target"))
     page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
     page.mouse.down()
     page.mouse.move(target["x"] + target["width"] / 2, target["y"] + target["height"] / 2, steps=12)

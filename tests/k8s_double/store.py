@@ -77,20 +77,20 @@ def label_matcher(selector: str | None):
         if match:
             key, op, values = match.group(1), match.group(2), {v.strip() for v in match.group(3).split(",")}
             if op == "in":
-                checks.append(lambda l, k=key, vs=values: l.get(k) in vs)
+                checks.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
             else:
-                checks.append(lambda l, k=key, vs=values: l.get(k) not in vs)
+                checks.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
         elif "!=" in term:
             key, value = (p.strip() for p in term.split("!=", 1))
-            checks.append(lambda l, k=key, v=value: l.get(k) != v)
+            checks.append(lambda labels, k=key, v=value: labels.get(k) != v)
         elif "=" in term:
             key, value = (p.strip() for p in re.split(r"==?", term, maxsplit=1))
-            checks.append(lambda l, k=key, v=value: l.get(k) == v)
+            checks.append(lambda labels, k=key, v=value: labels.get(k) == v)
         elif term.startswith("!"):
             absent = term[1:].strip()
-            checks.append(lambda l, k=absent: k not in l)
+            checks.append(lambda labels, k=absent: k not in labels)
         else:
-            checks.append(lambda l, k=term: k in l)
+            checks.append(lambda labels, k=term: k in labels)
     return lambda labels: all(check(labels or {}) for check in checks)
 
 

@@ -23,7 +23,10 @@ from typing import IO, Any
 
 import psutil
 import pytest
-from backends.local_support import (
+
+from myapp.backends.base import BackendError, JobRef, JobState
+from myapp.backends.local import LocalBackend, sandbox
+from tests.backends.local.support import (
     Backends,
     host_pid,
     lines_of,
@@ -31,11 +34,8 @@ from backends.local_support import (
     pid_alive,
     render_template,
     set_command,
-    wait_for,
 )
-
-from myapp.backends.base import BackendError, JobRef, JobState
-from myapp.backends.local import LocalBackend, sandbox
+from tests.support import MYAPP, free_port, healthy, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -145,7 +145,7 @@ def start_victim(backend: LocalBackend) -> tuple[JobRef, int]:
     secret.write_text(MARKER)
     ref = backend.submit(python_job(VICTIM_JOB, VICTIM, "victim"))
     folder = backend.job_dir(ref)
-    wait_for(lambda: (folder / "pid").exists() and (folder / "pid").read_text(), what="the victim")
+    wait_until(lambda: (folder / "pid").exists() and (folder / "pid").read_text(), what="the victim")
     (backend.data_dir(VICTIM) / "model.pt").write_text(MARKER)
     return ref, host_pid(backend, ref, "job-0", int((folder / "pid").read_text()))
 
@@ -208,7 +208,7 @@ def test_a_job_reaches_nothing_of_the_platform_nor_of_other_projects(jobs: Backe
 def test_the_supervisor_starts_with_a_clean_environment(jobs: Backends):
     backend = jobs()
     ref = backend.submit(python_job("import time; print('up', flush=True); time.sleep(300)", ATTACKER))
-    wait_for(lambda: lines_of(backend, ref) == ["up"], what="the job")
+    wait_until(lambda: lines_of(backend, ref) == ["up"], what="the job")
     environ = Path(f"/proc/{supervisor_pid(backend, ref)}/environ").read_bytes()
     names = {entry.split(b"=", 1)[0].decode() for entry in environ.split(b"\0") if entry}
     assert MARKER.encode() not in environ
@@ -224,24 +224,24 @@ def test_cancel_stops_the_sandbox_and_everything_in_it(jobs: Backends):
               "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True)\n"
               "subprocess.Popen(['sleep', '300'])\nprint('started', flush=True)\ntime.sleep(300)")
     ref = backend.submit(python_job(script, ATTACKER))
-    wait_for(lambda: lines_of(backend, ref) == ["started"], what="the tree")
+    wait_until(lambda: lines_of(backend, ref) == ["started"], what="the tree")
     supervisor = psutil.Process(supervisor_pid(backend, ref))
-    tree = wait_for(lambda: (t := supervisor.children(recursive=True)) and len(t) >= 5 and t, what="5 processes")
+    tree = wait_until(lambda: (t := supervisor.children(recursive=True)) and len(t) >= 5 and t, what="5 processes")
     assert {p.name() for p in tree} >= {"bwrap", "python", "sleep"}
     backend.cancel(ref)
     assert backend.status(ref).state is JobState.CANCELLED
-    wait_for(lambda: not any(pid_alive(p.pid) for p in tree), timeout=5, what="the whole sandbox to die")
+    wait_until(lambda: not any(pid_alive(p.pid) for p in tree), timeout=5, what="the whole sandbox to die")
 
 
 def test_killing_the_supervisor_kills_its_sandboxes(jobs: Backends):
     backend = jobs()
     ref = backend.submit(python_job("import time; print('up', flush=True); time.sleep(300)", ATTACKER))
-    wait_for(lambda: lines_of(backend, ref) == ["up"], what="the job")
+    wait_until(lambda: lines_of(backend, ref) == ["up"], what="the job")
     supervisor = psutil.Process(supervisor_pid(backend, ref))
     tree = supervisor.children(recursive=True)
     supervisor.kill()
     supervisor.wait(5)
-    wait_for(lambda: not any(pid_alive(p.pid) for p in tree), timeout=5, what="the sandbox to die with it")
+    wait_until(lambda: not any(pid_alive(p.pid) for p in tree), timeout=5, what="the sandbox to die with it")
     assert backend.status(ref).state is JobState.FAILED
 
 
@@ -249,8 +249,8 @@ def test_metrics_sample_the_job_through_its_pid_namespace(jobs: Backends):
     backend = jobs(metrics_interval=0.25)
     burn = "import time\nblob = bytearray(60 * 2**20)\nend = time.time() + 30\nwhile time.time() < end: pass"
     ref = backend.submit(python_job(burn, ATTACKER))
-    samples = wait_for(lambda: [s for s in backend.metrics(ref) if s.cpu_cores > 0.5 and s.memory_bytes > 60 * 2**20],
-                       what="a busy sample")
+    samples = wait_until(lambda: [s for s in backend.metrics(ref)
+                                  if s.cpu_cores > 0.5 and s.memory_bytes > 60 * 2**20], what="a busy sample")
     assert samples[0].replica == "job-0"
     backend.cancel(ref)
 
@@ -260,7 +260,7 @@ def test_metrics_count_the_job_not_bubblewrap(jobs: Backends):
     manifests = python_job("", ATTACKER)
     set_command(manifests, ["sleep", "30"])  # one small process (about 2 MB); each bwrap is about as big
     ref = backend.submit(manifests)
-    samples = wait_for(lambda: len(m := backend.metrics(ref)) >= 4 and m, what="samples of the running job")
+    samples = wait_until(lambda: len(m := backend.metrics(ref)) >= 4 and m, what="samples of the running job")
     assert 2**20 < samples[-1].memory_bytes < 3 * 2**20
     backend.cancel(ref)
 
@@ -329,13 +329,11 @@ class Output(threading.Thread):
             self.lines.append(line.rstrip("\n"))
 
     def first(self, prefix: str, timeout: float = 60) -> str:
-        return wait_for(lambda: next((x for x in self.lines if x.startswith(prefix)), None), timeout=timeout,
-                        what=f"a line starting {prefix!r} in {self.lines[:20]}")
+        return wait_until(lambda: next((x for x in self.lines if x.startswith(prefix)), None), timeout=timeout,
+                          what=lambda: f"a line starting {prefix!r} in {self.lines[:20]}")
 
 
 def test_myapp_run_says_when_jobs_cannot_be_isolated(tmp_path: Path, platform_env):
-    from test_cli import MYAPP, free_port
-
     empty = tmp_path / "no-bwrap"
     empty.mkdir()
     env = platform_env(tmp_path / "home") | {"PATH": str(empty)}
@@ -383,7 +381,6 @@ def test_through_myapp_run_a_job_cannot_read_the_platform(tmp_path: Path, platfo
     """The original hole, end to end: a task of a user's pipeline, run by `myapp run`'s worker,
     reads the environment of the platform's processes and the secret key to forge an admin JWT."""
     import requests
-    from test_cli import MYAPP, free_port, wait_healthy
 
     home = tmp_path / "home"
     port = free_port()
@@ -398,7 +395,7 @@ def test_through_myapp_run_a_job_cannot_read_the_platform(tmp_path: Path, platfo
     output.start()
     try:
         output.first("Local jobs run isolated: bubblewrap")
-        wait_healthy(base)
+        wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
         pids = [platform.pid, *(p.pid for p in psutil.Process(platform.pid).children(recursive=True))]
         assert len(pids) >= 4  # myapp run, web, worker, beat (and their children)
         paths = [str(home / "secret_key"), str(home / "myapp.sqlite"), str(home / "jobs" / "uids.json"),
@@ -416,8 +413,8 @@ def test_through_myapp_run_a_job_cannot_read_the_platform(tmp_path: Path, platfo
         api.headers["Authorization"] = f"Bearer {token}"
         pipeline = api.get(f"{base}/api/v1/pipeline/", params={"name": "probe"}).json()["items"][0]
         run = api.post(f"{base}/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]}).json()
-        state = wait_for(lambda: (s := api.get(f"{base}/api/v1/pipeline_run/{run['id']}").json())["state"]
-                         in ("succeeded", "failed", "cancelled") and s, timeout=120, interval=0.5, what="the run")
+        state = wait_until(lambda: (s := api.get(f"{base}/api/v1/pipeline_run/{run['id']}").json())["state"]
+                           in ("succeeded", "failed", "cancelled") and s, timeout=120, interval=0.5, what="the run")
         task_run = api.get(f"{base}/api/v1/task_run/", params={"pipeline_run_id": run["id"]}).json()["items"][0]
         assert state["state"] == "succeeded", task_run["reason"]
         lines = [item["line"] for item in api.get(f"{base}/api/v1/task_run/{task_run['id']}/logs").json()["items"]]
@@ -452,7 +449,7 @@ def test_cancel_stops_a_job_gracefully_through_the_sandbox(jobs: Backends):
               "def stop(*_):\n    print('cleaned up', flush=True)\n    sys.exit(0)\n"
               "signal.signal(signal.SIGTERM, stop)\nprint('up', flush=True)\ntime.sleep(300)")
     ref = backend.submit(python_job(script, ATTACKER))
-    wait_for(lambda: lines_of(backend, ref) == ["up"], what="the job")
+    wait_until(lambda: lines_of(backend, ref) == ["up"], what="the job")
     backend.cancel(ref)
     assert backend.status(ref).state is JobState.CANCELLED
     assert lines_of(backend, ref) == ["up", "cleaned up"]
@@ -464,7 +461,7 @@ USERNS_PLATFORM = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
     from myapp.backends.local import LocalBackend, sandbox
-    from backends.local_support import lines_of, make_ctx, render_template
+    from tests.backends.local.support import lines_of, make_ctx, render_template
     home, targets, probe = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
     backend = LocalBackend(home / "jobs", gpus=[])
     ref = backend.submit(render_template("python", {"script": probe}, ctx=make_ctx("probe", namespace="proj-attacker")))
@@ -480,7 +477,7 @@ def test_not_root_bubblewrap_alone_still_isolates(home: Path, platform_marker: N
     """The platform as an ordinary user (here: uid 1000 in a user namespace): the `userns` mode."""
     targets = {"marker": MARKER, "environ": [os.getpid(), os.getppid()], "probe": [os.getpid()], "kill": [],
                "read": [str(home / "secret_key"), str(home / "myapp.sqlite")], "list": [str(home)], "write": []}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), str(Path(__file__).parents[2])]))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))  # the repository: tests.backends...
     done = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c",
                            USERNS_PLATFORM, str(home), json.dumps(targets), PROBE], env=env, capture_output=True,
                           text=True, timeout=120)

@@ -9,19 +9,19 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import sys
 import threading
 import time
 from dataclasses import dataclass
 
 import pytest
 import sqlalchemy as sa
-from conftest import ApiClient, unique
-from fake_backend import FakeBackend
-from world import build_catalog, build_project, created
 
 from myapp.backends import BackendError, JobRef
 from myapp.contract import run_token_secret
-from tests.k8s_double.fixtures import backend, double, sleeps  # noqa: F401
+from tests.fake_backend import FakeBackend
+from tests.support import ApiClient, unique, wait_until
+from tests.world import build_catalog, build_project, created
 
 REGISTER_ARGS = {"model_name": "digits", "model_path": "/tmp/model.pt"}
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -75,15 +75,33 @@ def controller(backend_for, **kw):
     return RunController(backend_for if callable(backend_for) else (lambda task: backend_for), **kw)
 
 
-def drive(app, ctl, run_id: int, until=lambda state: state in TERMINAL, passes: int = 40,
-          pause: float = 0.0) -> str:
+def drive(app, ctl, run_id: int, until=lambda state: state in TERMINAL, passes: int = 40) -> str:
+    """Reconcile pass after pass (no time passes: the backend's jobs move when the test moves them)."""
     with app.app_context():
         for _ in range(passes):
             state = ctl.reconcile(run_id).value
             if until(state):
                 return state
-            time.sleep(pause)
     return state
+
+
+def waits_on_a_lock(app, thread: threading.Thread) -> bool:
+    """Whether `thread` is blocked behind another transaction's lock: on PostgreSQL a session of this
+    database waits for a lock; on SQLite (one writer at a time) the thread is inside a statement, which
+    waits in SQLite's busy handler until the writer commits."""
+    from myapp.extensions import db
+
+    with app.app_context():
+        if db.engine.dialect.name == "postgresql":
+            with db.engine.connect() as conn:
+                return bool(conn.scalar(sa.text("SELECT count(*) FROM pg_stat_activity "
+                                                "WHERE datname = current_database() AND wait_event_type = 'Lock'")))
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None:
+        if frame.f_code.co_name == "do_execute" and "sqlalchemy" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def token_rows(app, run_id: int) -> list:
@@ -190,7 +208,7 @@ def test_two_workers_starting_runs_of_one_project_share_its_one_bot(app, catalog
     a.start()
     inserted.wait(10)
     b.start()
-    time.sleep(0.5)  # B is now blocked behind A's uncommitted bot
+    wait_until(lambda: waits_on_a_lock(app, b), what="worker B to block behind A's uncommitted bot")
     commit.set()
     a.join(20)
     b.join(20)
@@ -283,6 +301,7 @@ def test_the_finished_runs_secret_is_deleted_even_when_the_backend_failed_then(a
     assert row.released_at is not None
 
 
+@pytest.mark.slow  # a real sandboxed job
 def test_local_job_reads_the_token_the_api_accepts_and_it_is_gone_after(app, catalog, admin, tmp_path):
     """A real sandboxed job of the local backend gets the run's token from the Secret's file: the file
     holds the token the API accepts (for this project only), the job read exactly that, and when the
@@ -308,7 +327,10 @@ def test_local_job_reads_the_token_the_api_accepts_and_it_is_gone_after(app, cat
     api = as_token(app, token)
     assert [p["id"] for p in api.get("/api/v1/project/").get_json()["items"]] == [run.project_id]
     assert api.get(f"/api/v1/project/{other.project_id}").status_code == 404
-    assert drive(app, ctl, run.id, pause=0.2, passes=150) == "succeeded"
+    with app.app_context():  # the real job runs: reconcile as beat's tick would until the run ends
+        state = wait_until(lambda: (s := ctl.reconcile(run.id).value) in TERMINAL and s, timeout=30, interval=0.2,
+                           what="the run of the real job to end")
+    assert state == "succeeded"
     with app.app_context():
         from myapp.extensions import db
         from myapp.models import TaskRun
@@ -319,9 +341,9 @@ def test_local_job_reads_the_token_the_api_accepts_and_it_is_gone_after(app, cat
     assert_refused(app, token, f"token revoked: run {run.id} has finished")
 
 
-def test_kubernetes_secret_in_the_project_namespace_deleted_when_the_run_ends(app, catalog, double, backend):  # noqa: F811
+def test_kubernetes_secret_in_the_project_namespace_deleted_when_the_run_ends(app, catalog, double, k8s_backend):
     run = make_run(app, {"register": ("model-register", REGISTER_ARGS, {})})
-    ctl = controller(backend)
+    ctl = controller(k8s_backend)
     drive(app, ctl, run.id, until=lambda state: bool(double.list("batch/v1", "Job", run.namespace)))
     token = token_of(app, run.id)
     stored = double.get("v1", "Secret", run.namespace, run.secret)
@@ -337,14 +359,14 @@ def test_kubernetes_secret_in_the_project_namespace_deleted_when_the_run_ends(ap
     assert_refused(app, token, f"token revoked: run {run.id} has finished")
 
 
-def test_kubernetes_put_replaces_and_delete_is_idempotent(double, backend):  # noqa: F811
-    backend.put_secret("team-a", "myapp-run-7-token", {"token": "first"})
-    backend.put_secret("team-a", "myapp-run-7-token", {"token": "second"})  # 409: replaced
+def test_kubernetes_put_replaces_and_delete_is_idempotent(double, k8s_backend):
+    k8s_backend.put_secret("team-a", "myapp-run-7-token", {"token": "first"})
+    k8s_backend.put_secret("team-a", "myapp-run-7-token", {"token": "second"})  # 409: replaced
     stored = double.get("v1", "Secret", "team-a", "myapp-run-7-token")
     assert base64.b64decode(stored["data"]["token"]) == b"second"
     assert [r.method for r in double.requests_matching("*", r"/secrets")] == ["POST", "POST", "PUT"]
-    backend.delete_secret("team-a", "myapp-run-7-token")
-    backend.delete_secret("team-a", "myapp-run-7-token")  # 404: fine
+    k8s_backend.delete_secret("team-a", "myapp-run-7-token")
+    k8s_backend.delete_secret("team-a", "myapp-run-7-token")  # 404: fine
     assert double.get("v1", "Secret", "team-a", "myapp-run-7-token") is None
 
 

@@ -1,5 +1,5 @@
 // Generated from the server's OpenAPI spec by scripts/gen-api.mjs (openapi-typescript): do not edit.
-// Regenerate after changing the API: make api-types (docs/ui.md). tests/test_openapi_types.py checks it.
+// Regenerate after changing the API: make api-types (docs/ui.md). tests/api/test_openapi_types.py checks it.
 export interface paths {
     "/api/v1/cluster/": {
         parameters: {
@@ -5447,6 +5447,7 @@ export interface components {
             "x-flag"?: string;
         };
         ArgsSchema: {
+            additionalProperties?: boolean;
             properties?: {
                 [key: string]: components["schemas"]["ArgProperty"];
             };

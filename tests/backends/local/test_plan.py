@@ -1,0 +1,126 @@
+"""Planning without running: entry-code mapping, $(VAR) expansion, port remapping, kinds."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from myapp.backends.base import BackendError, UnsupportedKind
+from myapp.backends.local.plan import EntryMap, Planner, _expand, _remap_ports
+from myapp.catalog import catalog_root
+from tests.backends.local.support import make_ctx, render_template, workload
+
+
+def planner(tmp_path) -> Planner:
+    return Planner(workdir=tmp_path, catalog_root=catalog_root())
+
+
+def test_entry_map_follows_dockerfile_copies(tmp_path):
+    folder = tmp_path / "tpl"
+    (folder / "src" / "pkg").mkdir(parents=True)
+    (folder / "main.py").write_text("")
+    (folder / "start.sh").write_text("")
+    (folder / "src" / "pkg" / "mod.py").write_text("")
+    (folder / "Dockerfile").write_text(
+        "FROM python:3.11\nWORKDIR /app\nCOPY main.py ./\nCOPY --chmod=0755 start.sh /usr/local/bin/start\n"
+        "COPY src/ /opt/src\nCOPY --from=builder /x /y\nCOPY [\"main.py\", \"start.sh\", \"/multi/\"]\n")
+    entry = EntryMap(folder)
+    assert entry.map("/app/main.py") == str(folder / "main.py")
+    assert entry.map("/usr/local/bin/start") == str(folder / "start.sh")
+    assert entry.map("/opt/src/pkg/mod.py") == str(folder / "src" / "pkg" / "mod.py")
+    assert entry.map("/multi/start.sh") == str(folder / "start.sh")
+    assert entry.map("/y") == "/y" and entry.map("--flag") == "--flag"
+    assert EntryMap(None).map("/app/main.py") == "/app/main.py"
+
+
+def test_every_catalog_entry_point_maps_to_the_catalog(tmp_path):
+    for name in ("python", "pytorch-ddp", "deploy-service", "model-register", "xgboost", "tf-distributed"):
+        assert EntryMap(catalog_root() / name).map("/app/main.py") == str(catalog_root() / name / "main.py")
+
+
+def test_plan_of_pytorch_ddp(tmp_path):
+    ref, run = planner(tmp_path).plan(render_template("pytorch-ddp", {"workers": 1}))
+    assert run["mode"] == "training" and run["success"] == ["master-0"] and run["backoff_limit"] == 0
+    master = run["replicas"][0]
+    assert master["name"] == "master-0" and master["restart_policy"] == "Never"
+    argv = master["containers"][-1]["argv"]
+    assert argv[:2] == [sys.executable, str(catalog_root() / "pytorch-ddp" / "main.py")]
+    assert argv[2:4] == ["--epochs", "20"]
+    assert ref.job_name == run["job_name"] and ref.primary.kind == "PyTorchJob"
+    assert run["cwd"] == str(tmp_path / ref.namespace / ref.job_name)
+
+
+def test_plan_of_deploy_service_remaps_the_port(tmp_path):
+    ref, run = planner(tmp_path).plan(render_template("deploy-service", {"service_name": "digits", "version": "v3"}))
+    assert ref.primary.kind == "Deployment" and ref.job_name == "digits-v3"
+    assert {o.kind for o in ref.objects} == {"Deployment", "Service", "HorizontalPodAutoscaler", "VirtualService"}
+    replica = run["replicas"][0]
+    port = replica["ports"]["http"]
+    argv = replica["containers"][-1]["argv"]
+    assert argv[argv.index("--port") + 1] == str(port) != "8080"
+    assert replica["ready"] == {"type": "tcp", "port": port}
+    assert replica["url"] == f"http://127.0.0.1:{port}"
+
+
+def test_expand_and_remap_helpers():
+    assert _expand("$(A)-$(B)-$$(A)-$(A", {"A": "1"}) == "1-$(B)-$(A)-$(A"
+    argv, env = _remap_ports(["srv", "--port", "8080", "--metrics-port=9090", "8080"],
+                             {"PORT": "8080", "OTHER": "8080"}, {8080: 1234, 9090: 4321})
+    assert argv == ["srv", "--port", "1234", "--metrics-port=4321", "8080"]
+    assert env == {"PORT": "1234", "OTHER": "8080"}
+
+
+@pytest.mark.parametrize("namespace", ["secrets", "configmaps", "data", "a.b", "-x", "x" * 64])
+def test_namespaces_are_labels_and_never_a_folder_of_the_workdir(tmp_path, namespace):
+    """workdir/secrets/<namespace>/ and workdir/<namespace>/<job>/ must never meet."""
+    manifests = render_template("python")
+    workload(manifests)["metadata"]["namespace"] = namespace  # a manifest not rendered by the platform
+    with pytest.raises(BackendError, match="is not a valid namespace"):
+        planner(tmp_path).plan(manifests)
+
+
+def test_secrets_are_read_from_the_project_folder(tmp_path):
+    manifests = render_template("model-register", {"model_name": "m", "model_version": "1", "model_path": "/m.pt"},
+                                ctx=make_ctx(namespace="team-a"))
+    (tmp_path / "secrets" / "team-b" / "myapp-api-token").mkdir(parents=True)
+    (tmp_path / "secrets" / "team-b" / "myapp-api-token" / "token").write_text("theirs")
+    _, run = planner(tmp_path).plan(manifests)
+    assert run["failure"].endswith(f"create the file {tmp_path / 'secrets/team-a/myapp-api-token/token'}")
+    (tmp_path / "secrets" / "team-a" / "myapp-api-token").mkdir(parents=True)
+    (tmp_path / "secrets" / "team-a" / "myapp-api-token" / "token").write_text("ours\n")
+    _, run = planner(tmp_path).plan(manifests)
+    assert run["failure"] is None and run["replicas"][0]["containers"][-1]["env"]["PLATFORM_API_TOKEN"] == "ours"
+
+
+def test_one_workload_per_submit(tmp_path):
+    manifests = render_template("python") + render_template("python")
+    with pytest.raises(BackendError, match="exactly one workload"):
+        planner(tmp_path).plan(manifests)
+    with pytest.raises(BackendError):
+        planner(tmp_path).plan([])
+
+
+def test_unknown_kinds_are_unsupported(tmp_path):
+    manifests = [*render_template("python"), {"apiVersion": "example.com/v1", "kind": "Widget",
+                                              "metadata": {"name": "w"}}]
+    with pytest.raises(UnsupportedKind, match="Widget"):
+        planner(tmp_path).plan(manifests)
+
+
+def test_pod_without_command_is_unsupported(tmp_path):
+    manifests = render_template("python")
+    container = workload(manifests)["spec"]["template"]["spec"]["containers"][0]
+    del container["command"]
+    with pytest.raises(UnsupportedKind, match="entrypoint"):
+        planner(tmp_path).plan(manifests)
+
+
+def test_gang_podgroup_is_accepted(tmp_path):
+    from myapp.rendering import RenderContext, ResourceGroup
+
+    ctx = RenderContext(project="p", namespace="proj-p", run_id=1, task="t", service_account="proj-p-runner",
+                        resource_group=ResourceGroup(name="g", gang_scheduling=True))
+    manifests = render_template("pytorch-ddp", {"workers": 1}, ctx=ctx)
+    assert manifests[0]["kind"] == "PodGroup"
+    ref, run = planner(tmp_path).plan(manifests)
+    assert ref.primary.kind == "PyTorchJob" and len(run["replicas"]) == 2

@@ -1,0 +1,57 @@
+"""Fixtures of the browser tests: the real platform (`myapp run`, on the pass's database and broker)
+driven through Debian's chromium (helpers in tests/e2e/support.py)."""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, ROOT, Page, Platform
+from tests.support import MYAPP, free_port, healthy, platform_environment, wait_until
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory) -> Iterator[Platform]:
+    assert (ROOT / "frontend" / "dist" / "index.html").is_file(), "build the UI first: make ui"
+    assert Path(CHROMIUM).is_file(), f"{CHROMIUM} missing: apt-get install chromium (.ci/run does)"
+    home = tmp_path_factory.mktemp("e2e-home")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    password = uuid.uuid4().hex
+    with platform_environment(home) as services:
+        env = services | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": password}
+        init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
+        assert init.returncode == 0, init.stderr
+        with open(home / "platform.log", "w") as log:
+            proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                wait_until(lambda: healthy(base), timeout=90, interval=0.5,
+                           what=f"the platform to answer {base}/health")
+                yield Platform(base, password, home, env)
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture()
+def tab(browser, request) -> Iterator[Page]:
+    page = Page(browser, request.node.name)
+    yield page
+    page.context.close()

@@ -1,0 +1,52 @@
+"""Helpers of the browser tests: the platform they drive, and a browser tab that keeps screenshots.
+Their fixtures (`platform`, `browser`, `tab`) are in tests/e2e/conftest.py.
+
+Playwright only drives the browser installed by the system (/usr/bin/chromium); it never downloads
+one. Screenshots of each step are kept in test-artifacts/e2e/ for people to look at.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts" / "e2e"
+CHROMIUM = os.environ.get("MYAPP_CHROMIUM", "/usr/bin/chromium")
+# Without the background-networking flags chromium keeps calling Google hosts this sandbox refuses.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update"]
+
+
+class Platform:
+    def __init__(self, base: str, admin_password: str, home: Path, env: dict[str, str]):
+        self.base, self.home, self.admin_password = base, home, admin_password
+        self.env = env  # for `myapp` commands against this platform
+        self.admin = requests.Session()
+        token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
+            "username": "admin", "password": admin_password, "provider": "db"}).json()["access_token"]
+        self.admin.headers["Authorization"] = f"Bearer {token}"
+
+    def api(self, method: str, path: str, **kwargs) -> dict:
+        resp = self.admin.request(method, self.base + path, timeout=30, **kwargs)
+        assert resp.status_code < 300, (path, resp.status_code, resp.text)
+        return resp.json()
+
+
+class Page:
+    """A browser tab at 1280x800 that records console errors and saves numbered screenshots."""
+
+    def __init__(self, browser, name: str):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.folder = ARTIFACTS / name
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.step = 0
+
+    def shot(self, label: str) -> None:
+        self.step += 1
+        self.page.screenshot(path=str(self.folder / f"{self.step:02d}-{label}.png"))

@@ -1,0 +1,175 @@
+"""Helpers shared by the tests: waiting, API clients, the pass's database and broker, platform processes.
+
+Not fixtures (those live in the conftest.py files, which import from here) and not tests.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+# ---- waiting ------------------------------------------------------------------------------------------
+def wait_until(predicate: Callable[[], T], *, what: str | Callable[[], str], timeout: float = 20.0,
+               interval: float = 0.05) -> T:
+    """Call `predicate` every `interval` seconds until it returns something truthy, and return that.
+
+    After `timeout` seconds raise AssertionError naming `what` was awaited (a callable is asked at that
+    moment, to describe the state things were left in). The predicate is always called at least once,
+    and once more at the deadline. Tests never sleep a fixed time: they wait for the real condition."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what() if callable(what) else what}")
+        time.sleep(interval)
+
+
+def in_thread(fn: Callable[..., Any], *args: Any) -> tuple[threading.Thread, list[Any]]:
+    """Run ``fn`` in a daemon thread; its result (or exception) lands in the returned list."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(fn(*args))
+        except BaseException as exc:
+            out.append(exc)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
+# ---- the pass's database and broker -------------------------------------------------------------------
+TEST_DATABASE = os.environ.get("MYAPP_TEST_DATABASE", "sqlite")
+PG_ADMIN_URL = os.environ.get("MYAPP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+REDIS_TEST_SERVER = re.sub(r"/\d*$", "", os.environ.get("MYAPP_TEST_REDIS", "redis://127.0.0.1:6379"))
+REDIS_ROLES = ("app", "tests", "platform")
+REDIS_LAST_DB = 13  # 14 is benchmarks/controller.py's, 15 is left for people; 0 is Redis's default
+
+
+def redis_test_url(role: str) -> str:
+    """A Redis DB of this test process alone: xdist worker gwN gets 1 + 3N .. 3 + 3N, one per role
+    ("app": the session's app, "tests": workers and caches tests start themselves, "platform":
+    platform processes), so parallel workers never consume or flush each other's queues."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    number = 1 + len(REDIS_ROLES) * worker + REDIS_ROLES.index(role)
+    if number > REDIS_LAST_DB:
+        raise RuntimeError(f"no Redis DB left for xdist worker gw{worker}: use at most 4 workers")
+    return f"{REDIS_TEST_SERVER}/{number}"
+
+
+REDIS_TEST_URL = redis_test_url("tests")
+
+
+def flush_redis(url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    client.close()
+
+
+def pg_url(name: str) -> str:
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+def pg_database(name: str, create: bool) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        if create:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        else:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# ---- platform processes -------------------------------------------------------------------------------
+# The console script a user runs, installed by `pip install -e .`
+MYAPP = [str(Path(sys.executable).parent / "myapp")]
+
+
+@contextlib.contextmanager
+def platform_environment(home: Path) -> Iterator[dict[str, str]]:
+    """The environment of platform processes a test starts (`myapp init`, `myapp run`, ...), on the
+    pass's database and broker: on PostgreSQL a fresh database (dropped afterwards) and this worker's
+    platform Redis DB (flushed before and after); otherwise the embedded default in `home`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "MYAPP_ADMIN_PASSWORD")}
+    env["MYAPP_HOME"] = str(home)
+    if TEST_DATABASE != "postgresql":
+        yield env
+        return
+    name, redis_url = f"myapp_proc_{uuid.uuid4().hex[:10]}", redis_test_url("platform")
+    pg_database(name, create=True)
+    flush_redis(redis_url)
+    try:
+        yield env | {"DATABASE_URL": pg_url(name), "REDIS_URL": redis_url}
+    finally:
+        pg_database(name, create=False)
+        flush_redis(redis_url)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def healthy(base: str) -> bool:
+    """Whether the platform's web at `base` answers /health (False while it is not listening yet, or starting)."""
+    import requests
+
+    try:
+        return requests.get(f"{base}/health", timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+# ---- the API, as a script or the CLI calls it ---------------------------------------------------------
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class ApiClient:
+    """A JSON client authenticated with a JWT, as a script or the CLI would be."""
+
+    def __init__(self, flask_client, token: str | None, user=None):
+        self.client = flask_client
+        self.token = token
+        self.user = user
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def request(self, method: str, path: str, json=None, headers=None, **kwargs):
+        return self.client.open(path, method=method, json=json, headers=self._headers() | (headers or {}), **kwargs)
+
+    def get(self, path: str, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, json=None, **kw):
+        return self.request("POST", path, json=json, **kw)
+
+    def put(self, path: str, json=None, **kw):
+        return self.request("PUT", path, json=json, **kw)
+
+    def delete(self, path: str, **kw):
+        return self.request("DELETE", path, **kw)
+
+
+def login_token(flask_client, username: str, password: str) -> str:
+    resp = flask_client.post("/api/v1/security/login",
+                             json={"username": username, "password": password, "provider": "db"})
+    assert resp.status_code == 200, resp.get_json()
+    return resp.get_json()["access_token"]
