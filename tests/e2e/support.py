@@ -7,6 +7,7 @@ one. Screenshots of each step are kept in test-artifacts/e2e/ for people to look
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import requests
@@ -50,3 +51,11 @@ class Page:
     def shot(self, label: str) -> None:
         self.step += 1
         self.page.screenshot(path=str(self.folder / f"{self.step:02d}-{label}.png"))
+
+
+def sign_in(page, base: str, username: str, password: str) -> None:
+    page.goto(f"{base}/ui/login")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/ui/pipelines$"))

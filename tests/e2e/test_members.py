@@ -11,17 +11,9 @@ import uuid
 
 import pytest
 
-from tests.e2e.support import Page
+from tests.e2e.support import Page, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
-
-
-def sign_in(page, base: str, username: str, password: str) -> None:
-    page.goto(f"{base}/ui/login")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
 
 
 def unexpected(errors: list[str], *statuses: int) -> list[str]:
