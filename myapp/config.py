@@ -110,7 +110,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "AUTH_USER_REGISTRATION": False,
         "AUTH_ROLE_ADMIN": "Admin",
         "AUTH_ROLE_PUBLIC": "Public",
-        "FAB_ADD_SECURITY_API": True,
+        # Users are managed through myapp/api/users.py (password policy, self-protection), not FAB's generic API.
+        "FAB_ADD_SECURITY_API": False,
         "FAB_API_SWAGGER_UI": True,
         "FAB_API_MAX_PAGE_SIZE": 100,
         "FAB_UPDATE_PERMS": True,

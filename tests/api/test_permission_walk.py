@@ -642,7 +642,8 @@ def test_every_operation_as_each_role(walk: Walk, user: str):
         elif allowed and op.method == "get" and op.path.endswith("/{pk}") and not op.fab:
             assert payload["id"] == int(url.rsplit("/", 1)[-1]), (where, payload)
         checked += 1
-    assert checked > 100, f"the walk covered only {checked} operations"
+    # The platform's own operations (FAB's generic security API is off: users are myapp/api/users.py).
+    assert checked >= 90, f"the walk covered only {checked} operations"
 
 
 def test_every_operation_is_classified(walk: Walk):
