@@ -5,14 +5,30 @@ import logging
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Flask
+from flask import Flask, Response, request
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import IntegerConverter
 
 from .config import build_config
 from .extensions import appbuilder, cache, csrf, db
+from .plain_data import INT64_MAX
+
+
+class Int64Converter(IntegerConverter):
+    """`<int:...>` in every URL: an id beyond the 64-bit id columns is 404, so no database ever sees
+    it (PostgreSQL raises on them). It raises NotFound rather than failing the match, which werkzeug
+    would answer with 405 when a route of another method has the same path."""
+
+    def to_python(self, value: str) -> Any:
+        number = super().to_python(value)
+        if number > INT64_MAX:
+            raise NotFound(f"no object has id {value}: ids fit in 64 bits")
+        return number
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
+    app.url_map.converters["int"] = Int64Converter  # before any route is added
     init_config(app, overrides)
     init_database(app)
     init_cache(app)
@@ -22,6 +38,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     init_celery(app)
     init_health(app)
     init_ui(app)
+    init_headers(app)
     return app
 
 
@@ -98,3 +115,31 @@ def init_ui(app: Flask) -> None:
     from .web import register_ui
 
     register_ui(app)
+
+
+# The built UI loads only its own script and stylesheet (and a data: favicon); React and the DAG
+# editor set styles through the DOM (style attributes), which style-src must allow.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                           "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'")
+# FAB's Swagger UI (admins) runs an inline script to start itself: that path only.
+SWAGGER_CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                                   "script-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'self'; "
+                                   "form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def init_headers(app: Flask) -> None:
+    """Security headers on every answer: API, UI, errors."""
+
+    @app.after_request
+    def _security_headers(response: Response) -> Response:
+        swagger = request.path.startswith("/swagger/")
+        response.headers.setdefault(
+            "Content-Security-Policy", SWAGGER_CONTENT_SECURITY_POLICY if swagger else CONTENT_SECURITY_POLICY)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response

@@ -129,6 +129,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         # A run's platform API token expires after this many seconds (or its longest task timeout),
         # a backstop only: it is revoked as soon as the run ends (myapp/run_tokens.py).
         "MYAPP_RUN_TOKEN_LIFETIME": int(os.environ.get("MYAPP_RUN_TOKEN_LIFETIME", str(24 * 3600))),
+        # Request bodies larger than this answer 413 before anything parses them.
+        "MAX_CONTENT_LENGTH": int(os.environ.get("MYAPP_MAX_BODY_BYTES", str(2 * 1024 * 1024))),
     }
     config.update(overrides)
     return config

@@ -20,6 +20,7 @@ from marshmallow import Schema
 
 from ..extensions import db
 from ..models import Project, ProjectRole
+from ..plain_data import INT64_MAX, INT64_MIN
 from .errors import FieldError, NotFound
 from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
 from .responses import ref as schema_ref
@@ -202,7 +203,10 @@ class ResourceApi(BaseApi):
                     raise ValueError("must be true or false")
                 return raw == "true"
             if isinstance(ctype, sa.Integer):
-                return int(raw)
+                value = int(raw)
+                if not INT64_MIN <= value <= INT64_MAX:
+                    raise ValueError("must be an integer that fits in 64 bits")
+                return value
         except ValueError as exc:
             reason = str(exc) if "must be" in str(exc) else "must be an integer"
             raise FieldError(name, reason) from exc

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..errors import DomainError
 from ..extensions import csrf, db
+from ..plain_data import MAX_DEPTH, NonFinite, problem
 from .errors import ApiError, domain_error, validation_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -34,17 +36,28 @@ def check_csrf() -> None:
     csrf.protect()
 
 
+def _invalid(field: str, reason: str) -> ApiError:
+    return ApiError(f"Invalid input: {field}: {reason}", [{"field": field, "reason": reason}])
+
+
 def json_body() -> dict[str, Any]:
-    if not request.data:
-        raise ApiError("Invalid input: body: a JSON object is required",
-                       [{"field": "body", "reason": "a JSON object is required"}])
-    data = request.get_json(silent=True, force=True)
-    if data is None:
-        raise ApiError("Invalid input: body: is not valid JSON",
-                       [{"field": "body", "reason": "is not valid JSON"}])
+    """The request's JSON object, or a 400 naming the field: NaN/Infinity, integers beyond 64 bits,
+    lone surrogates and nesting deeper than plain_data.MAX_DEPTH are refused here, before any schema
+    or database sees them. A body over MAX_CONTENT_LENGTH is 413 (request.get_data raises it)."""
+    raw = request.get_data(cache=True)
+    if not raw:
+        raise _invalid("body", "a JSON object is required")
+    try:
+        data = json.loads(raw, parse_constant=NonFinite)
+    except RecursionError:
+        raise _invalid("body", f"is nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # JSONDecodeError, bad UTF-8, an integer of more than 4300 digits
+        raise _invalid("body", "is not valid JSON") from None
     if not isinstance(data, dict):
-        raise ApiError("Invalid input: body: must be a JSON object",
-                       [{"field": "body", "reason": "must be a JSON object"}])
+        raise _invalid("body", "must be a JSON object")
+    found = problem(data)
+    if found is not None:
+        raise _invalid(*found)
     return data
 
 

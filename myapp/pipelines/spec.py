@@ -20,6 +20,7 @@ from ..errors import DomainError, FieldError, Kind, flatten_messages
 from ..extensions import db
 from ..fields import DnsLabel
 from ..models import Edge, JobTemplate, Pipeline, Project, ResourceGroup, Task
+from ..plain_data import MAX_DEPTH, problem
 from .dag import find_cycle
 from .tasks import (
     PIPELINE_DEFAULTS,
@@ -52,12 +53,52 @@ def _task_label(spec: dict[str, Any], index: int) -> str:
     return f"tasks[{index}] ({name})" if name else f"tasks[{index}]"
 
 
-def parse(text: str) -> dict[str, Any]:
-    """YAML text -> validated spec dict. Errors name the task and the field."""
+MAX_YAML_CHARS = 1_000_000
+MAX_YAML_NODES = 100_000  # scalars, sequences and mappings once aliases are expanded
+
+
+def _yaml_node_count(root: yaml.Node) -> int:
+    """Nodes the document expands to, aliases counted each time they are used; stops past the limit,
+    so an alias bomb (billion laughs) is refused before anything constructs it."""
+    count, stack = 0, [root]
+    while stack and count <= MAX_YAML_NODES:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((key, value))
+    return count
+
+
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load within limits: size, expanded node count, nesting (plain_data.MAX_DEPTH),
+    and only values a database can store; errors name `yaml`."""
+    if len(text) > MAX_YAML_CHARS:
+        raise FieldError("yaml", f"is longer than {MAX_YAML_CHARS} characters")
+    loader = yaml.SafeLoader(text)
     try:
-        raw = yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is not None and _yaml_node_count(node) > MAX_YAML_NODES:
+            raise FieldError("yaml", f"expands to more than {MAX_YAML_NODES} values (too many aliases?)")
+        raw = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise FieldError("yaml", f"is not valid YAML: {exc}") from None
+    except RecursionError:
+        raise FieldError("yaml", f"is nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+    found = problem(raw, root="yaml")
+    if found is not None:
+        field, reason = found
+        raise FieldError("yaml", reason if field == "yaml" else f"{field}: {reason}")
+    return raw
+
+
+def parse(text: str) -> dict[str, Any]:
+    """YAML text -> validated spec dict. Errors name the task and the field."""
+    raw = load_yaml(text)
     if not isinstance(raw, dict):
         raise FieldError("yaml", "must be a mapping with name, project and tasks")
     try:

@@ -46,7 +46,9 @@ def test_last_owner_cannot_leave(user):
 def test_non_admin_cannot_manage_capacity_or_users(user):
     assert user.post("/api/v1/cluster/", json={"name": "c", "kind": "local"}).status_code == 403
     assert user.get("/api/v1/quota/").status_code == 403
-    assert user.get("/api/v1/security/users/").status_code == 403
+    assert user.get("/api/v1/user/").status_code == 403
+    assert user.post("/api/v1/user/", json={"username": "x", "generate_password": True}).status_code == 403
+    assert user.get("/api/v1/security/users/").status_code == 404  # FAB's generic user API is off
     assert user.get("/api/v1/resource_group/").status_code == 200  # the catalog is readable
     assert user.post("/api/v1/job_template/", json={}).status_code == 403
 
