@@ -84,11 +84,13 @@ def terminate_groups(leaders: Iterable[ProcessId], grace: float, extra: Iterable
         if proc is not None:
             pgids.add(ident.pid)  # replicas are started with start_new_session: pgid == pid
     victims = {p.pid: p for p in group_members(pgids)} if pgids else {}
-    for proc in extra:
-        victims.setdefault(proc.pid, proc)
+    # Each process gets one SIGTERM: the groups' members through their group, the rest one by one
+    # (a second TERM would run a job's handler again while it is already shutting down).
+    strays = [proc for proc in extra if proc.pid not in victims]
+    victims.update((proc.pid, proc) for proc in strays)
     for pgid in pgids:
         signal_group(pgid, signal.SIGTERM)
-    for proc in victims.values():
+    for proc in strays:
         try:
             proc.send_signal(signal.SIGTERM)
         except psutil.Error:
