@@ -9,21 +9,27 @@ import sqlalchemy as sa
 from tests.support import unique
 
 
-def make_pipeline(app, template_id, tasks, edges, **pipeline_kw):
-    """tasks: {name: {field: value}}; edges: [(up, down)] -> (run_id, {name: task_id})."""
+def make_pipeline(app, template_id, tasks, edges, project_id=None, **pipeline_kw):
+    """tasks: {name: {field: value}}, where a "template" field names a catalog template (else
+    template_id); edges: [(up, down)]; a new project unless project_id is given -> (run_id, {name: task_id})."""
     from myapp.extensions import db
-    from myapp.models import Edge, Pipeline, PipelineRun, Project, Task
+    from myapp.models import Edge, JobTemplate, Pipeline, PipelineRun, Project, Task
 
     with app.app_context():
-        project = Project(name=unique("p"), namespace=unique("ns"))
+        project = db.session.get(Project, project_id) if project_id else Project(name=unique("p"),
+                                                                                   namespace=unique("ns"))
         db.session.add(project)
         db.session.flush()
-        pipeline = Pipeline(project_id=project.id, name="pipe", **pipeline_kw)
+        pipeline = Pipeline(project_id=project.id, **({"name": "pipe"} | pipeline_kw))
         db.session.add(pipeline)
         db.session.flush()
         ids = {}
         for name, fields in tasks.items():
-            task = Task(project_id=project.id, pipeline_id=pipeline.id, name=name, template_id=template_id,
+            fields = dict(fields)
+            template = fields.pop("template", None)
+            task = Task(project_id=project.id, pipeline_id=pipeline.id, name=name,
+                        template_id=db.session.scalar(sa.select(JobTemplate.id).filter_by(name=template))
+                        if template else template_id,
                         **({"retry_delay": 0} | fields))
             db.session.add(task)
             db.session.flush()

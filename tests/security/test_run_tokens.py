@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from myapp.backends import BackendError, JobRef
 from myapp.contract import run_token_secret
 from tests.fake_backend import FakeBackend
+from tests.pipelines.support import make_pipeline
 from tests.support import ApiClient, unique, wait_until
 from tests.world import build_catalog, build_project, created
 
@@ -42,31 +43,13 @@ class Run:
 def make_run(app, tasks: dict[str, tuple[str, dict, dict]], edges=(), project_id: int | None = None) -> Run:
     """tasks: {name: (catalog template, args, task fields)}; a new project unless project_id is given."""
     from myapp.extensions import db
-    from myapp.models import Edge, JobTemplate, Pipeline, PipelineRun, Project, Task
+    from myapp.models import PipelineRun, Project
 
+    fields = {name: {"template": template, "args": args} | extra for name, (template, args, extra) in tasks.items()}
+    run_id, ids = make_pipeline(app, None, fields, edges, project_id=project_id, name=unique("pipe"))
     with app.app_context():
-        project = db.session.get(Project, project_id) if project_id else Project(name=unique("p"),
-                                                                                   namespace=unique("ns"))
-        db.session.add(project)
-        db.session.flush()
-        pipeline = Pipeline(project_id=project.id, name=unique("pipe"))
-        db.session.add(pipeline)
-        db.session.flush()
-        ids = {}
-        for name, (template, args, fields) in tasks.items():
-            template_id = db.session.scalar(sa.select(JobTemplate.id).filter_by(name=template))
-            task = Task(project_id=project.id, pipeline_id=pipeline.id, name=name, template_id=template_id, args=args,
-                        **({"retry_delay": 0} | fields))
-            db.session.add(task)
-            db.session.flush()
-            ids[name] = task.id
-        for up, down in edges:
-            db.session.add(Edge(project_id=project.id, pipeline_id=pipeline.id,
-                                upstream_task_id=ids[up], downstream_task_id=ids[down]))
-        run = PipelineRun(project_id=project.id, pipeline_id=pipeline.id, run_key=unique("k"))
-        db.session.add(run)
-        db.session.commit()
-        return Run(run.id, project.id, project.namespace, ids)
+        project = db.session.get(Project, db.session.get(PipelineRun, run_id).project_id)
+        return Run(run_id, project.id, project.namespace, ids)
 
 
 def controller(backend_for, **kw):
