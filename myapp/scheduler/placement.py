@@ -1,0 +1,124 @@
+"""Where a gang fits: the free GPUs, CPU and memory per node, changed as a policy plans.
+
+A job that fits one node's GPUs goes on one node (best fit: the fullest node that still holds it, so
+whole nodes stay free for big gangs); a larger job takes whole free nodes. A placement is all the job's
+GPUs or nothing: no partial gang ever holds GPUs.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from .model import Job, Node, Running
+
+
+class Plan:
+    def __init__(self, nodes: Sequence[Node], running: Iterable[Running],
+                 free: Mapping[str, int] | None = None) -> None:
+        self.nodes = {n.name: n for n in nodes}
+        self.order = [n.name for n in nodes]
+        self.gpus = {n.name: n.gpus for n in nodes}
+        self.cpu = {n.name: n.cpu for n in nodes}
+        self.memory = {n.name: n.memory for n in nodes}
+        self.largest = max((n.gpus for n in nodes), default=0)
+        self.smallest = min((n.gpus for n in nodes), default=0)  # fewer free than this on every node: none whole
+        self.total = sum(n.gpus for n in nodes)
+        gpus = self.gpus
+        self.free_gpus = self.total
+        if free is not None and not any(n.cpu or n.memory for n in nodes):
+            self.gpus = dict(free)  # the caller tracks the GPUs, and nothing else is tracked
+            running = ()
+        for r in running:
+            if r.job.cpu or r.job.memory or len(r.placement) > 1:
+                self.take(r.job, r.placement)
+            else:  # the common case, inline: this runs for every running job at every decision
+                for name, held in r.placement.items():
+                    gpus[name] -= held
+        self.free_gpus = sum(self.gpus.values())
+
+    def single_node(self, job: Job) -> bool:
+        return job.gpus <= self.largest
+
+    def whole_nodes_needed(self, job: Job) -> int:
+        """How many of the largest nodes a multi-node job needs (the lower bound on mixed sizes)."""
+        return -(-job.gpus // self.largest) if self.largest else 0
+
+    def _whole(self, name: str) -> bool:
+        node = self.nodes[name]
+        return self.gpus[name] == node.gpus and self.cpu[name] == node.cpu and self.memory[name] == node.memory
+
+    def fit(self, job: Job, exclude: Collection[str] = ()) -> dict[str, int] | None:
+        """A placement for the whole gang on what is free now (not on `exclude`), or None."""
+        if self.single_node(job):
+            best = None
+            for name in self.order:
+                free = self.gpus[name]
+                if exclude and name in exclude:
+                    continue
+                if free < job.gpus or (best is not None and free >= self.gpus[best]):
+                    continue
+                node = self.nodes[name]
+                if (node.cpu and self.cpu[name] < job.cpu) or (node.memory and self.memory[name] < job.memory):
+                    continue
+                best = name
+                if free == job.gpus:
+                    break  # an exact fit: nothing fits better
+            return None if best is None else {best: job.gpus}
+        if self.free_gpus < job.gpus:
+            return None
+        whole = sorted((n for n in self.order if n not in exclude and self._whole(n)), key=lambda n: -self.gpus[n])
+        placement: dict[str, int] = {}
+        held = 0
+        for name in whole:
+            if held >= job.gpus:
+                break
+            placement[name] = self.gpus[name]
+            held += self.gpus[name]
+        return placement if held >= job.gpus else None
+
+    def could_fit(self, sizes: Collection[int]) -> bool:
+        """Whether a gang of one of these GPU counts might fit now (GPUs only: False is certain)."""
+        most = max(self.gpus.values(), default=0)
+        whole = None
+        for size in sizes:
+            if size <= self.largest:
+                if size <= most:
+                    return True
+            else:
+                if whole is None:
+                    whole = sum(self.gpus[n] for n in self.order if self._whole(n))
+                if whole >= size:
+                    return True
+        return False
+
+    def take(self, job: Job, placement: dict[str, int]) -> None:
+        for name, gpus in placement.items():
+            self.gpus[name] -= gpus
+            self.free_gpus -= gpus
+            if len(placement) == 1:
+                self.cpu[name] -= job.cpu
+                self.memory[name] -= job.memory
+            else:  # whole nodes: all of their CPU and memory too
+                self.cpu[name] = 0.0
+                self.memory[name] = 0.0
+
+    def release(self, job: Job, placement: dict[str, int]) -> None:
+        for name, gpus in placement.items():
+            self.gpus[name] += gpus
+            self.free_gpus += gpus
+            if len(placement) == 1:
+                self.cpu[name] += job.cpu
+                self.memory[name] += job.memory
+            else:
+                self.cpu[name] = self.nodes[name].cpu
+                self.memory[name] = self.nodes[name].memory
+
+    def why_not(self, job: Job) -> str:
+        """Why the job does not fit now, for its waiting reason."""
+        if job.gpus > self.total:
+            return f"needs {job.gpus} GPUs, the cluster has {self.total}"
+        if self.single_node(job):
+            if not any(self.gpus[n] >= job.gpus for n in self.order):
+                return f"no node with {job.gpus} free GPUs"
+            return f"no node with {job.gpus} free GPUs, {job.cpu:g} CPU and {job.memory:g} bytes of memory"
+        whole = sum(1 for n in self.order if self._whole(n))
+        return f"needs {self.whole_nodes_needed(job)} whole free nodes for {job.gpus} GPUs, {whole} free"

@@ -1,0 +1,321 @@
+"""The one scheduling decision: given nodes, running and waiting jobs, what starts where, what is
+preempted, and why each other job waits. Pure: plain data in (`model.py`), a `Decision` out; the live
+controller and the simulator both call `decide` (see docs/scheduling.md for the policies' reasoning).
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import attrgetter
+from typing import Any
+
+from ..errors import FieldError
+from .model import Decision, History, Job, Node, Reason, Running, Start, Waiting
+from .placement import Plan
+
+OURS = "sieve"
+POLICIES = ("gang-fifo", "easy-backfill", "tiresias", OURS)
+TIRESIAS_THRESHOLDS = (3600.0,)  # GPU-seconds of attained service: queue 0 below, queue 1 above
+DEFAULT_MAX_PREEMPTIONS = 1
+SIEVE_UNKNOWN_SECONDS = 3 * 3600.0  # a job with no history: the trace's median run time
+SIEVE_STARVE_FACTOR = 10.0  # a job waiting longer than this many times its expected run time ...
+SIEVE_STARVE_SECONDS = 30 * 86400.0  # ... plus this goes first and may hold nodes for itself
+
+
+@dataclass
+class Context:
+    now: float
+    plan: Plan
+    running: Sequence[Running]
+    waiting: Sequence[Waiting]
+    history: History
+    explain: bool
+    max_preemptions: int
+    started: list[Waiting] = field(default_factory=list)
+    decision: Decision = field(default_factory=Decision)
+
+
+def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Running], waiting: Sequence[Waiting],
+           history: History | None = None, *, explain: bool = True,
+           max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, free: Mapping[str, int] | None = None) -> Decision:
+    """Decide for one instant. With explain=False the reasons are left out (the simulator's fast path);
+    `free` (GPUs per node) may be given by a caller that tracks it, else it is worked out from `running`."""
+    chosen = _POLICIES.get(policy)
+    if chosen is None:
+        raise FieldError("policy", f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
+    if max_preemptions < 0:
+        raise FieldError("max_preemptions", "must be >= 0")
+    ctx = Context(now, Plan(nodes, running, free), running, waiting, history or History(), explain, max_preemptions)
+    return chosen(ctx)
+
+
+def _queue(attained: float, thresholds: Sequence[float]) -> int:
+    for i, limit in enumerate(thresholds):
+        if attained < limit:
+            return i
+    return len(thresholds)
+
+
+def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[Waiting], float] | None = None,
+              run_rank: Callable[[Running], float | None] | None = None) -> Decision:
+    """Place the waiting jobs in `key` order, each whole or not at all, skipping those that do not fit
+    (as Volcano's allocate does). With ranks (the order must not decrease `wait_rank`), a job that does
+    not fit may preempt running jobs under the preemption bound whose `run_rank` is strictly worse
+    (larger; None: not preemptible)."""
+    plan, decision = ctx.plan, ctx.decision
+    candidates: list[tuple[float, Running]] = []
+    if wait_rank is not None and run_rank is not None:
+        for r in ctx.running:
+            if r.preemptions < ctx.max_preemptions and (victim := run_rank(r)) is not None:
+                candidates.append((victim, r))
+        candidates.sort(key=lambda c: (-c[0], -c[1].started))
+    sizes = set(map(_GPUS, ctx.waiting))
+    if not ctx.explain and not candidates and not plan.could_fit(sizes):
+        return decision  # nothing fits, none to take back (the simulator's common case: skip the sort)
+    stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
+    order = sorted(ctx.waiting, key=key)
+    failed_single = failed_multi = math.inf  # a gang this big did not fit: no larger one of a later rank will
+    left: list[tuple[Waiting, str]] = []
+    for w in order:
+        job = w.job
+        plain = not job.cpu and not job.memory
+        single = plan.single_node(job)
+        placement = None
+        if not plain or not (job.gpus >= failed_single if single else
+                             (failed_single <= plan.smallest or job.gpus >= failed_multi)):
+            placement = plan.fit(job)
+            if placement is None and candidates and wait_rank is not None:
+                placement = _preempt_for(plan, job, wait_rank(w), candidates, decision)
+            if placement is None and plain:
+                if single:
+                    failed_single = min(failed_single, job.gpus)
+                else:
+                    failed_multi = min(failed_multi, job.gpus)
+        if placement is not None:
+            plan.take(job, placement)
+            decision.starts.append(Start(job.id, placement))
+            ctx.started.append(w)
+        elif ctx.explain:
+            left.append((w, plan.why_not(job)))
+        elif failed_single <= stop:
+            break  # nothing more can start and nobody asked why
+    decision.reasons = [Reason(w.job.id, i, f"waiting: {why}") for i, (w, why) in enumerate(left, 1)]
+    return decision
+
+
+def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float, Running]],
+                 decision: Decision) -> dict[str, int] | None:
+    """Free room for `job` by stopping the worst-ranked candidates, as few as needed; None if even
+    all of the worse-ranked ones would not make room (then nothing is stopped)."""
+    chosen: list[Running] = []
+    placement = None
+    gone = set(decision.preempt)
+    for victim_rank, victim in candidates:
+        if victim_rank <= rank:
+            break  # sorted worst first: the rest rank as well as the job or better
+        if victim.job.id in gone:
+            continue
+        plan.release(victim.job, victim.placement)
+        chosen.append(victim)
+        placement = plan.fit(job)
+        if placement is not None:
+            break
+    if placement is None:
+        for victim in chosen:
+            plan.take(victim.job, victim.placement)
+        return None
+    for victim in reversed(chosen[:-1]):  # keep running whoever was not needed after all
+        plan.take(victim.job, victim.placement)
+        if plan.fit(job) is None:
+            plan.release(victim.job, victim.placement)
+        else:
+            chosen.remove(victim)
+    decision.preempt += [v.job.id for v in chosen]
+    return plan.fit(job)
+
+
+_arrival = attrgetter("job.submitted", "job.id")  # C-level keys: the simulator sorts long queues often
+_GPUS = attrgetter("job.gpus")
+_SUBMITTED = attrgetter("job.submitted")
+_CLASS = attrgetter("job.group", "job.gpus")
+_CLASS_ARRIVAL = attrgetter("job.group", "job.gpus", "job.submitted", "job.id")
+
+
+def _fifo(ctx: Context) -> Decision:
+    """Volcano's default: gangs in submission order, each that fits starts, no preemption."""
+    return _schedule(ctx, _arrival)
+
+
+def _tiresias(ctx: Context) -> Decision:
+    """Tiresias' discretized 2D-LAS: queues by attained GPU-seconds, FIFO within a queue; a job of a
+    higher queue preempts jobs of lower ones. It re-decides when a running job crosses a threshold."""
+    def wait_rank(w: Waiting) -> float:
+        return _queue(w.attained, TIRESIAS_THRESHOLDS)
+
+    def run_rank(r: Running) -> float:
+        return _queue(r.attained_at(ctx.now), TIRESIAS_THRESHOLDS)
+
+    decision = _schedule(ctx, lambda w: (wait_rank(w), w.job.submitted, w.job.id), wait_rank, run_rank)
+    decision.review_at = _next_crossing(ctx, TIRESIAS_THRESHOLDS, decision)
+    return decision
+
+
+def _next_crossing(ctx: Context, thresholds: Sequence[float], decision: Decision) -> float | None:
+    """When the next running job moves to a lower queue (a started job has attained 0 more so far)."""
+    gone = set(decision.preempt)
+    times = []
+    for r in ctx.running:
+        if r.job.id in gone or not r.job.gpus:
+            continue
+        attained = r.attained_at(ctx.now)
+        limit = next((t for t in thresholds if attained < t), None)
+        if limit is not None:
+            times.append(ctx.now + (limit - attained) / r.job.gpus)
+    for w in ctx.started:
+        limit = next((t for t in thresholds if w.attained < t), None)
+        if limit is not None and w.job.gpus:
+            times.append(ctx.now + (limit - w.attained) / w.job.gpus)
+    return min(times, default=None)
+
+
+def _estimate(history: History, job: Job, elapsed: float = 0.0) -> float | None:
+    """Expected seconds still to run, from the history of the same group and GPU count."""
+    return history.expected(job.group, job.gpus, elapsed)
+
+
+def _expected_end(ctx: Context, job: Job, started: float) -> float:
+    elapsed = ctx.now - started
+    guess = _estimate(ctx.history, job, elapsed)
+    return ctx.now + (guess if guess is not None else max(elapsed, 3600.0))
+
+
+def _reservation(ctx: Context, job: Job) -> tuple[float, set[str]]:
+    """When and where `job` is expected to fit: the nodes whose jobs are expected to end first."""
+    plan = ctx.plan
+    ends: dict[str, list[tuple[float, int]]] = {name: [] for name in plan.order}
+    for r in ctx.running:
+        end = _expected_end(ctx, r.job, r.started)
+        for name, held in r.placement.items():
+            ends[name].append((end, held))
+    for w in ctx.started:
+        guess = _estimate(ctx.history, w.job)
+        end = ctx.now + (guess if guess is not None else 3600.0)
+        for name, held in _placed(ctx, w.job.id).items():
+            ends[name].append((end, held))
+    times: list[tuple[float, str]] = []
+    for name in plan.order:
+        free, when = plan.gpus[name], ctx.now
+        need = job.gpus if plan.single_node(job) else plan.nodes[name].gpus
+        for end, held in sorted(ends[name]):
+            if free >= need:
+                break
+            free, when = free + held, end
+        if free >= need:
+            times.append((when, name))
+    times.sort()
+    count = 1 if plan.single_node(job) else plan.whole_nodes_needed(job)
+    if len(times) < count:
+        return math.inf, set(plan.order)
+    return times[count - 1][0], {name for _, name in times[:count]}
+
+
+def _placed(ctx: Context, job_id: str) -> dict[str, int]:
+    return next(s.placement for s in ctx.decision.starts if s.job_id == job_id)
+
+
+def _easy(ctx: Context) -> Decision:
+    """EASY backfilling: FIFO; the first gang that does not fit gets a reservation on the nodes expected
+    to free first, and later gangs start only if they leave those nodes alone or are expected to end
+    before the reservation. Durations are expected from the history of the same group and GPU count."""
+    return _backfill(ctx, lambda: (sorted(ctx.waiting, key=_arrival), len(ctx.waiting)))
+
+
+def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> Decision:
+    """Place the waiting jobs in the order `order()` gives; the first that does not fit among its first
+    `n` (its second value) holds the nodes expected to free first for itself (one reservation, as
+    EASY), and later jobs use those nodes only if expected to end before it starts."""
+    plan, decision = ctx.plan, ctx.decision
+    sizes = set(map(_GPUS, ctx.waiting))
+    if not ctx.explain and not plan.could_fit(sizes):
+        return decision
+    stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
+    head: Job | None = None
+    shadow, reserved = math.inf, set[str]()
+    failed_any = failed_restricted = math.inf  # single-node sizes that did not fit (monotone, as in _schedule)
+    left: list[tuple[Waiting, str]] = []
+    ordered, reserving = order()
+    for i, w in enumerate(ordered):
+        job = w.job
+        plain = not job.cpu and not job.memory
+        single = plan.single_node(job)
+        in_time = True
+        if head is not None:
+            guess = _estimate(ctx.history, job)
+            in_time = guess is not None and ctx.now + guess <= shadow
+        placement = None
+        limit = failed_any if in_time else failed_restricted  # a node short of `limit` GPUs is not whole
+        if not (plain and (job.gpus >= limit if single else limit <= plan.smallest)):
+            placement = plan.fit(job, () if in_time else reserved)
+            if placement is None and plain and single:
+                if in_time:
+                    failed_any = min(failed_any, job.gpus)
+                failed_restricted = min(failed_restricted, job.gpus)
+        if placement is not None:
+            plan.take(job, placement)
+            decision.starts.append(Start(job.id, placement))
+            ctx.started.append(w)
+            continue
+        if head is None and i < reserving:
+            head = job
+            shadow, reserved = _reservation(ctx, job)
+        if ctx.explain:
+            why = plan.why_not(job)
+            if head is not None and head is not job and plan.fit(job) is not None:
+                why = f"its GPUs are held for {head.id}, expected to start in {(shadow - ctx.now) / 3600:.1f} h"
+            left.append((w, why))
+        elif failed_any <= stop:
+            break
+    decision.reasons = [Reason(w.job.id, i, f"waiting: {why}") for i, (w, why) in enumerate(left, 1)]
+    return decision
+
+
+def _sieve(ctx: Context) -> Decision:
+    """Ours: shortest expected GPU-time first, expected from the history of the same group and GPU count;
+    a job that has waited much longer than it is expected to run goes first, and if it does not fit, it
+    holds the nodes expected to free first (see docs/scheduling.md)."""
+    def order() -> tuple[list[Waiting], int]:
+        # By class (group, GPUs), one C-level sort: a Python key per job per decision is too slow for
+        # the simulator's queues of thousands.
+        first: list[Waiting] = []
+        classes: list[tuple[float, list[Waiting]]] = []
+        for (_group, gpus), members in groupby(sorted(ctx.waiting, key=_CLASS_ARRIVAL), key=_CLASS):
+            jobs = list(members)
+            guess = _estimate(ctx.history, jobs[0].job)
+            expected = guess if guess is not None else SIEVE_UNKNOWN_SECONDS
+            cutoff = ctx.now - SIEVE_STARVE_FACTOR * expected - SIEVE_STARVE_SECONDS
+            late = bisect.bisect_right(jobs, cutoff, key=_SUBMITTED)  # waited too long: these go first
+            first += jobs[:late]
+            if late < len(jobs):
+                classes.append((gpus * expected, jobs[late:]))
+        first.sort(key=_arrival)
+        reserving = len(first)
+        classes.sort(key=lambda c: c[0])
+        out = first
+        for _, same in groupby(classes, key=lambda c: c[0]):  # equal expectations: by submission
+            lists = [c[1] for c in same]
+            out += lists[0] if len(lists) == 1 else heapq.merge(*lists, key=_arrival)
+        return out, reserving
+
+    return _backfill(ctx, order)
+
+
+_POLICIES: dict[str, Callable[[Context], Decision]] = {
+    "gang-fifo": _fifo,
+    "tiresias": _tiresias,
+    "easy-backfill": _easy,
+    OURS: _sieve,
+}
