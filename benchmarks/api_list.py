@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Latency of the paged list APIs on PostgreSQL with 10,000 pipelines and 100,000 task runs.
+"""Latency of the paged list APIs on PostgreSQL (or SQLite) with 10,000 pipelines and 100,000 task runs.
 
 Creates a throw-away database, migrates and seeds it, starts the real gunicorn server,
 logs in as a project member (non-admin: the project-scoped path) and drives N concurrent
@@ -9,6 +9,7 @@ the same run: /health under the same load (server floor) and the raw SQL of each
 
     .venv/bin/python benchmarks/api_list.py [--seconds 20] [--clients 20] [--keep]
     .venv/bin/python benchmarks/api_list.py --quick     # 500 pipelines, 4 clients, 3 s per phase
+    .venv/bin/python benchmarks/api_list.py --sqlite    # the same on the embedded default (SQLite)
 
 Exit status 1 means the benchmark broke: a request failed, a list returned no rows or a count
 other than the same query's in SQL. A missed latency target is only reported.
@@ -16,13 +17,18 @@ other than the same query's in SQL. A missed latency target is only reported.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import http.client
+import http.cookies
+import json
 import logging
 import os
 import random
 import secrets
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -30,10 +36,10 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
-import requests
 
 TARGET_P95_MS = 50.0
 PAGES, PAGE_SIZE = 20, 25  # clients ask for a random page among the first 20 (fewer if the list is shorter)
@@ -58,6 +64,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--app", default="myapp.wsgi:app", help="WSGI app to serve (A/B-test a patched entry point)")
     p.add_argument("--pg", default=os.environ.get("MYAPP_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres"),
                    help="admin URL of the server the database is created on")
+    p.add_argument("--sqlite", action="store_true", help="the embedded default (SQLite in MYAPP_HOME) instead")
     p.add_argument("--keep", action="store_true", help="keep the database and the instance folder")
     p.add_argument("--quick", action="store_true", help="{pipelines} pipelines, {task_runs} task runs, "
                    "{clients} clients, {seconds:.0f} s per phase".format(**QUICK))
@@ -132,13 +139,81 @@ def seed(args: argparse.Namespace) -> dict:
         for model, rows in ((Pipeline, pipelines), (Task, tasks), (PipelineRun, runs), (TaskRun, task_runs)):
             for i in range(0, len(rows), 5000):  # executemany -> multi-row INSERTs (insertmanyvalues)
                 db.session.execute(sa.insert(model), rows[i:i + 5000])
-            table = model.__tablename__  # explicit ids: move the sequence past them
-            db.session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
-                                       f"(SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"))
+            table = model.__tablename__  # explicit ids: move the sequence past them (SQLite needs nothing)
+            if not args.sqlite:
+                db.session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                                           f"(SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"))
         db.session.commit()
+        if args.sqlite:
+            db.session.execute(sa.text("ANALYZE"))
+            db.session.commit()
         db.engine.dispose()
-    admin_sql(os.environ["DATABASE_URL"], "VACUUM ANALYZE")  # steady state: what autovacuum leaves behind
+    if not args.sqlite:
+        admin_sql(os.environ["DATABASE_URL"], "VACUUM ANALYZE")  # steady state: what autovacuum leaves behind
     return {"username": "bench", "password": password, "member": member}
+
+
+class Client:
+    """One keep-alive HTTP/1.1 connection (http.client: a fraction of requests' CPU per call, which
+    matters because the load generator shares the server's cores). A request on a reused connection
+    that the server had closed (keep-alive timeout) is sent again once on a new one, as urllib3 does;
+    any other failure is the caller's error."""
+
+    def __init__(self, base: str, headers: dict[str, str] | None = None, timeout: float = 30):
+        host, port = base.removeprefix("http://").split(":")
+        self.host, self.port, self.timeout = host, int(port), timeout
+        self.headers = dict(headers or {})
+        self.cookies: dict[str, str] = {}  # name -> value, what Set-Cookie said (a browser session)
+        self.conn: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
+                ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        data = None if body is None else json.dumps(body).encode()
+        sent = {**self.headers, **(headers or {})}
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if data is not None:
+            sent["Content-Type"] = "application/json"
+        for attempt in (1, 2):
+            reused = self.conn is not None
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            try:
+                self.conn.request(method, path, body=data, headers=sent)
+                resp = self.conn.getresponse()
+                payload = resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.close()
+                if reused and attempt == 1:
+                    continue
+                raise
+            if resp.will_close:
+                self.close()
+            for header in resp.headers.get_all("Set-Cookie") or ():
+                jar = http.cookies.SimpleCookie(header)
+                self.cookies.update({k: m.value for k, m in jar.items()})
+            return resp.status, payload, resp
+        raise AssertionError("unreachable")
+
+    def stream(self, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+        """A response left open for the caller to read (server-sent events); on its own connection."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        cookie = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
+        conn.request("GET", path, headers={**self.headers, **cookie, **(headers or {})})
+        return conn.getresponse()
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def login(base: str, username: str, password: str) -> str:
+    status, body, _ = Client(base).request("POST", "/api/v1/security/login",
+                                           {"username": username, "password": password, "provider": "db"})
+    if status != 200:
+        sys.exit(f"login failed: {status} {body[:200]!r}")
+    return json.loads(body)["access_token"]
 
 
 def free_port() -> int:
@@ -157,9 +232,9 @@ def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.P
             if proc.poll() is not None:
                 sys.exit(f"gunicorn exited with {proc.returncode}; see {log}")
             try:
-                if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                if Client(f"http://127.0.0.1:{port}", timeout=2).request("GET", "/health")[0] == 200:
                     return proc
-            except requests.RequestException:  # not listening yet, or a worker still booting
+            except OSError:  # not listening yet, or a worker still booting
                 pass
             time.sleep(0.3)
         sys.exit(f"gunicorn not healthy after 60 s; see {log}")
@@ -187,7 +262,7 @@ def pages(count: int) -> int:
     return max(1, min(PAGES, -(-count // PAGE_SIZE)))
 
 
-def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: float, cap: int,
+def drive(base: str, token: str | None, paths: dict[str, str], clients: int, seconds: float, cap: int,
           counts: dict[str, int] | None = None) -> dict:
     """Closed loop: each client sends its next request when the last one answered. A list answer must
     hold the rows and the count the same query has in SQL (`counts`), else it is an error."""
@@ -200,8 +275,7 @@ def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: f
 
     def client(seed: int) -> None:
         rnd = random.Random(seed)
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {token}"
+        session = Client(base, {"Authorization": f"Bearer {token}"} if token else {})
         mine: dict[str, list[float]] = {name: [] for name in paths}
         while time.monotonic() < deadline:
             with lock:
@@ -209,23 +283,29 @@ def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: f
                     break
                 budget[0] -= 1
             name = rnd.choice(names)
-            url, want = base + paths[name], None
+            url, want = paths[name], None
             if counts is not None and name in counts:
                 page = rnd.randrange(pages(counts[name]))
                 url += f"&page={page}"
                 want = (counts[name], min(PAGE_SIZE, counts[name] - page * PAGE_SIZE))
             start = time.perf_counter()
-            resp = session.get(url, timeout=30)
+            try:
+                status, payload, _ = session.request("GET", url)
+            except OSError as exc:
+                with lock:
+                    errors.append(f"{name}: {exc!r}")
+                continue
             elapsed = (time.perf_counter() - start) * 1000
-            ok = resp.status_code == 200
+            ok = status == 200
             if ok and want is not None:
-                body = resp.json()
+                body = json.loads(payload)
                 ok = (body["count"], len(body["items"])) == want
             if not ok:
                 with lock:
-                    errors.append(f"{name}: {resp.status_code} {resp.text[:200]} (expected count, rows {want})")
+                    errors.append(f"{name}: {status} {payload[:200]!r} (expected count, rows {want})")
                 continue
             mine[name].append(elapsed)
+        session.close()
         with lock:
             for name, values in mine.items():
                 samples[name].extend(values)
@@ -240,21 +320,38 @@ def drive(base: str, token: str, paths: dict[str, str], clients: int, seconds: f
     return {"samples": samples, "errors": errors, "wall": wall, "client_cpu": (time.process_time() - cpu) / wall}
 
 
-def cpu_seconds(server_pid: int) -> tuple[float, float]:
-    """(whole machine busy CPU s, CPU s of this process + gunicorn + postgres): the rest is other work."""
+def cpu_seconds(server_pid: int, db_name: str | None) -> dict[str, Any]:
+    """CPU seconds so far: the whole machine (busy), this process (the load generator), and per process
+    the server's (its process tree) and the database's (PostgreSQL backends serving db_name, which
+    their titles name; none for SQLite: it runs in the server). Busy minus ours is other work."""
     t = psutil.cpu_times()
-    busy = t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
     server = psutil.Process(server_pid)
-    procs = [psutil.Process(), server, *server.children(recursive=True)]
-    procs += [p for p in psutil.process_iter(["name"]) if p.info["name"] in ("postgres", "postmaster")]
-    ours = 0.0
-    for proc in procs:
+    procs = [("server", p) for p in (server, *server.children(recursive=True))]
+    if db_name:
+        for p in psutil.process_iter(["name", "cmdline"]):
+            if p.info["name"] in ("postgres", "postmaster") and db_name in " ".join(p.info["cmdline"] or ()):
+                procs.append(("db", p))
+    per_process = {}
+    for group, proc in procs:
         try:
-            t = proc.cpu_times()
-            ours += t.user + t.system
-        except psutil.Error:
+            per_process[proc.pid] = (group, sum(proc.cpu_times()[:2]))
+        except psutil.Error:  # a process that ended meanwhile
             pass
-    return busy, ours
+    return {"busy": t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0),
+            "client": sum(psutil.Process().cpu_times()[:2]), "procs": per_process}
+
+
+def cpu_per_request(before: dict[str, Any], after: dict[str, Any], wall: float, requests: int) -> str:
+    """Where the CPU went during a phase: ms per request by each side, and cores used by other work.
+    A process counts from its CPU at the start (or from 0 if it started during the phase)."""
+    used = {"busy": after["busy"] - before["busy"], "client": after["client"] - before["client"],
+            "server": 0.0, "db": 0.0}
+    for pid, (group, cpu) in after["procs"].items():
+        used[group] += cpu - before["procs"].get(pid, (group, 0.0))[1]
+    other = max(0.0, used["busy"] - used["server"] - used["db"] - used["client"]) / wall
+    per = {k: used[k] / max(1, requests) * 1000 for k in ("server", "db", "client")}
+    return (f"CPU per request: server {per['server']:.2f} ms, database {per['db']:.2f} ms, load generator "
+            f"{per['client']:.2f} ms; {used['busy'] / wall:.2f} cores busy, {other:.2f} by other processes")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -265,10 +362,13 @@ def pct(values: list[float], q: float) -> float:
 def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30
                ) -> tuple[dict[str, float], dict[str, int]]:
     """Median of count + page, the two statements get_list sends, on one direct connection; and the counts."""
-    url = db_url.replace("postgresql+psycopg://", "postgresql://")
     rnd = random.Random(1)
     result, counts = {}, {}
-    with psycopg.connect(url, autocommit=True) as conn:
+    if db_url.startswith("sqlite:///"):
+        connect: Any = contextlib.closing(sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None))
+    else:
+        connect = psycopg.connect(db_url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True)
+    with connect as conn:
         for name, path in paths.items():
             table = path.split("/")[3]
             where = [f"project_id IN ({', '.join(map(str, member))})"]
@@ -324,12 +424,15 @@ def report(load: dict, health: dict, sql: dict[str, float]) -> int:
 
 def main() -> int:
     args = parse_args()
-    name = f"myapp_bench_{uuid.uuid4().hex[:8]}"
     home = Path(tempfile.mkdtemp(prefix="myapp-bench-"))
-    db_url = args.pg.rsplit("/", 1)[0] + f"/{name}"
+    if args.sqlite:  # the embedded default: the database file in MYAPP_HOME
+        name, db_url = "myapp.sqlite", f"sqlite:///{home / 'myapp.sqlite'}"
+    else:
+        name = f"myapp_bench_{uuid.uuid4().hex[:8]}"
+        db_url = args.pg.rsplit("/", 1)[0] + f"/{name}"
+        admin_sql(args.pg, f'CREATE DATABASE "{name}"')
     os.environ.update(DATABASE_URL=db_url, MYAPP_HOME=str(home))
     os.environ.pop("REDIS_URL", None)
-    admin_sql(args.pg, f'CREATE DATABASE "{name}"')
     proc, status = None, 1
     try:
         start = time.monotonic()
@@ -340,10 +443,7 @@ def main() -> int:
         port = free_port()
         proc = start_server(args, port, home / "gunicorn.log")
         base = f"http://127.0.0.1:{port}"
-        login = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
-            "username": ids["username"], "password": ids["password"], "provider": "db"})
-        login.raise_for_status()
-        token = login.json()["access_token"]
+        token = login(base, ids["username"], ids["password"])
         paths = endpoints(ids)
         warm = min(5.0, args.seconds / 2)
         print(f"gunicorn: {args.web_workers} workers x {args.threads} threads; {args.clients} clients; "
@@ -351,15 +451,17 @@ def main() -> int:
               f"(fewer if shorter); {os.cpu_count()} cpus")
         sql, counts = raw_sql_ms(db_url, paths, ids["member"])
         drive(base, token, paths, args.clients, warm, args.max_requests, counts)
-        cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
+        cpu = [cpu_seconds(proc.pid, None if args.sqlite else name)]
         load = drive(base, token, paths, args.clients, args.seconds, args.max_requests, counts)
-        health = drive(base, token, {"/health": "/health"}, args.clients, args.seconds, args.max_requests)
-        (busy1, ours1), wall = cpu_seconds(proc.pid), time.monotonic() - wall0
-        other = max(0.0, (busy1 - cpu0[0]) - (ours1 - cpu0[1])) / wall
+        cpu.append(cpu_seconds(proc.pid, None if args.sqlite else name))
+        # The floor: the same server and clients, a request that reads the database but needs no sign-in.
+        health = drive(base, None, {"/health": "/health"}, args.clients, args.seconds, args.max_requests)
+        cpu.append(cpu_seconds(proc.pid, None if args.sqlite else name))
         print()
         status = report(load, health, sql)
-        print(f"machine CPU during the measured phases: {(busy1 - cpu0[0]) / wall:.2f} of {os.cpu_count()} cores busy, "
-              f"{other:.2f} cores by other processes (not this benchmark, gunicorn or PostgreSQL)")
+        for label, phase, before, after in (("lists", load, cpu[0], cpu[1]), ("/health", health, cpu[1], cpu[2])):
+            served = sum(len(v) for v in phase["samples"].values())
+            print(f"{label}: {cpu_per_request(before, after, phase['wall'], served)}")
     finally:
         if proc is not None:
             proc.terminate()
@@ -370,7 +472,8 @@ def main() -> int:
         if args.keep:
             print(f"\nkept: DATABASE_URL={db_url} MYAPP_HOME={home}")
         else:
-            admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            if not args.sqlite:
+                admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             shutil.rmtree(home, ignore_errors=True)
     return status
 

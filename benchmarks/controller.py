@@ -1,22 +1,31 @@
 #!/usr/bin/env python
 """The run controller under load: N runs x 10 tasks on Celery workers, against a fast fake backend.
 
-Real parts: PostgreSQL (a throw-away database), Redis as the Celery broker, Celery workers
-(in this process, thread pool), the platform's reconcile_run task and controller. Fake part:
-the backend, whose jobs finish on their second status poll (no real work), so the figures
-measure the controller, SQL and the broker.
+Real parts: PostgreSQL (a throw-away database; `--db sqlite`: the embedded default's file), the
+Celery broker (the embedded SQLite transport of myapp/broker.py, and Redis), Celery workers (in this
+process, thread pool), the platform's reconcile_run and cancel_run tasks, its reconcile requests
+(myapp/reconcile_requests.py: one pending per run, beat's tick asking only for runs that are due)
+and its controller. Fake part: the backend, whose jobs finish on their second status poll (or
+never, for the load phase), so the figures measure the controller, SQL and the broker.
 
-Prints state transitions per second (counted as they are committed: every change of a run's
-or task run's state) and, for every task with an upstream, the latency from "upstream done"
-(the controller recording its success) to "submitted" (the downstream attempt handed to the
-backend), p50/p95 against the 200 ms target. Baseline in the same run: the same runs
-reconciled by one in-process loop with no broker, the controller's own floor.
+Per broker, two phases:
+* throughput: `--runs` runs x `--tasks` tasks requested at once as a backfill would be; state
+  transitions per second (counted as they are committed) against the baseline (the same work
+  reconciled by one in-process loop with no broker, the controller's own floor), and for every task
+  with an upstream the latency from "upstream done" to "downstream submitted" (p50/p95).
+* load: `--long-runs` runs whose one task never ends, for `--minutes`, beat ticking every
+  MYAPP_TICK_SECONDS; meanwhile a new run in another project every `--probe-every` seconds (start
+  latency: created -> its job submitted) and a cancel of one long run as often (cancel latency:
+  sent -> the run cancelled). Prints the broker's queue length (sampled), its maximum, and the
+  reconciles per second the workers did.
 
-    .venv/bin/python benchmarks/controller.py [--runs 1000] [--tasks 10] [--workers 4]
-    .venv/bin/python benchmarks/controller.py --quick      # 40 runs, ~20 s
+    .venv/bin/python benchmarks/controller.py [--runs 1000] [--long-runs 1000] [--minutes 10] [--workers 4]
+    .venv/bin/python benchmarks/controller.py --brokers redis --minutes 2
+    .venv/bin/python benchmarks/controller.py --quick      # small phases on both brokers, ~60 s
 
-Exit status 1 means the benchmark broke: a run that did not succeed, a task run missing or
-retried, a job created twice. A missed latency target is only reported.
+Exit status 1 means the benchmark broke: a run that did not succeed (or a long run that ended
+uncancelled), a task run missing or retried, a job created twice, a probe run that never started,
+a cancel that never took effect. A missed target is only reported.
 """
 from __future__ import annotations
 
@@ -35,19 +44,30 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # myapp, and tests.fake_backend: the fake backend the tests use
-TARGET_P95_MS = 200.0
-QUICK = {"runs": 40, "workers": 2, "timeout": 120}
+TARGET_P95_MS = 50.0  # upstream done -> downstream submitted, on Redis
+TARGET_RATIO = 0.9  # throughput on Redis against the inline baseline
+TARGET_START_S = 5.0  # a new run in another project, p95, during the load phase
+TARGET_CANCEL_S = 2.0  # every cancel, during the load phase
+QUICK = {"runs": 20, "long_runs": 100, "minutes": 0.2, "probe_every": 1.0, "workers": 2, "timeout": 120}
+BROKERS = ("embedded", "redis")
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=1000)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    p.add_argument("--runs", type=int, default=1000, help="throughput phase: runs of --tasks tasks")
     p.add_argument("--tasks", type=int, default=10)
+    p.add_argument("--long-runs", type=int, default=1000, help="load phase: runs that never end")
+    p.add_argument("--minutes", type=float, default=10, help="load phase: how long")
+    p.add_argument("--probe-every", type=float, default=5.0, help="load phase: seconds between new runs and cancels")
     p.add_argument("--workers", type=int, default=4, help="Celery worker threads")
+    p.add_argument("--brokers", nargs="+", choices=BROKERS, default=list(BROKERS))
+    p.add_argument("--db", choices=("postgresql", "sqlite"), default="postgresql",
+                   help="sqlite: the embedded default's database, a file in a temporary MYAPP_HOME")
     p.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--redis", default="redis://127.0.0.1:6379/14")
-    p.add_argument("--timeout", type=float, default=1200, help="give up after this many seconds")
-    p.add_argument("--quick", action="store_true", help="{runs} runs on {workers} worker threads".format(**QUICK))
+    p.add_argument("--timeout", type=float, default=1200, help="throughput phase: give up after this many seconds")
+    p.add_argument("--quick", action="store_true",
+                   help="{runs} runs, {long_runs} long runs for {minutes} min, {workers} threads".format(**QUICK))
     args = p.parse_args()
     if args.quick:
         vars(args).update(QUICK)
@@ -99,28 +119,31 @@ def admin_sql(pg: str, sql: str) -> None:
         conn.execute(sql)
 
 
-def seed(app, runs: int, tasks: int) -> list[int]:
-    """One pipeline per 10 runs: a chain of `tasks` tasks with a fan-out in the middle."""
+def seed(app, runs: int, tasks: int, project_name: str = "bench", task_name: str = "t", per_pipeline: int = 10
+         ) -> list[int]:
+    """One pipeline per `per_pipeline` runs: a chain of `tasks` tasks with a fan-out in the middle.
+    Tasks are named task_name + number: what the fake backend's script goes by."""
     from myapp.catalog import load_catalog
     from myapp.extensions import db
     from myapp.models import Edge, JobTemplate, Pipeline, PipelineRun, Project, Task
     from myapp.setup_data import sync_catalog
 
     with app.app_context():
-        sync_catalog(load_catalog())
+        if not db.session.query(JobTemplate).filter_by(name="python").first():
+            sync_catalog(load_catalog())
         template = db.session.query(JobTemplate).filter_by(name="python").one()
-        project = Project(name="bench", namespace="bench")
+        project = Project(name=project_name, namespace=project_name)
         db.session.add(project)
         db.session.flush()
         run_ids = []
-        for p in range((runs + 9) // 10):
-            pipeline = Pipeline(project_id=project.id, name=f"p{p}", max_active_runs=10)
+        for p in range((runs + per_pipeline - 1) // per_pipeline):
+            pipeline = Pipeline(project_id=project.id, name=f"p{p}", max_active_runs=per_pipeline)
             db.session.add(pipeline)
             db.session.flush()
             ids = []
             for t in range(tasks):
-                task = Task(project_id=project.id, pipeline_id=pipeline.id, name=f"t{t}", template_id=template.id,
-                            args={"command": f"echo {t}"}, retry_delay=0)
+                task = Task(project_id=project.id, pipeline_id=pipeline.id, name=f"{task_name}{t}",
+                            template_id=template.id, args={"command": f"echo {t}"}, retry_delay=0)
                 db.session.add(task)
                 db.session.flush()
                 ids.append(task.id)
@@ -128,7 +151,7 @@ def seed(app, runs: int, tasks: int) -> list[int]:
                 up = ids[0] if t <= 3 else ids[t - 1]
                 db.session.add(Edge(project_id=project.id, pipeline_id=pipeline.id,
                                     upstream_task_id=up, downstream_task_id=ids[t]))
-            for r in range(min(10, runs - p * 10)):
+            for r in range(min(per_pipeline, runs - p * per_pipeline)):
                 run = PipelineRun(project_id=project.id, pipeline_id=pipeline.id, run_key=f"r{r}",
                                   logical_date=dt.date(2026, 1, 1) + dt.timedelta(days=r))
                 db.session.add(run)
@@ -174,34 +197,200 @@ def measure(app, run_ids: list[int], tasks: int, started: float, finished: float
             "p95": latencies[int(len(latencies) * 0.95)] if latencies else float("nan")}
 
 
-def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: TransitionCounter, backend) -> dict:
+def make_broker(app, broker: str, args: argparse.Namespace):
+    """A Celery app on that broker (emptied), the default app from now on: tasks send through it."""
     import redis
-    from celery.contrib.testing.worker import start_worker
 
     from myapp.celery_app import make_celery
     from myapp.config import celery_settings
+
+    redis_url = args.redis if broker == "redis" else None
+    if redis_url:
+        redis.Redis.from_url(redis_url).flushdb()
+    celery = make_celery(app, celery_settings(Path(tempfile.mkdtemp()), redis_url))
+    celery.loader.import_default_modules()
+    return celery
+
+
+class Beat(threading.Thread):
+    """Beat's tick as the platform runs it (myapp.tasks.tick's requests), every MYAPP_TICK_SECONDS,
+    and a sampler of the broker's queue length (both queues) every 0.25 s."""
+
+    def __init__(self, app, celery):
+        super().__init__(daemon=True)
+        self.app, self.celery, self.stop = app, celery, threading.Event()
+        self.lengths: list[int] = []
+
+    def queue_length(self, conn) -> int:
+        from myapp.config import ACTIONS_QUEUE, BACKGROUND_QUEUE
+
+        # _size: what every kombu virtual transport (Redis, the embedded one) counts a queue with.
+        return sum(conn.default_channel._size(q) for q in (ACTIONS_QUEUE, BACKGROUND_QUEUE))
+
+    def run(self) -> None:
+        from myapp.reconcile_requests import request_due
+
+        every = float(self.app.config["MYAPP_TICK_SECONDS"])
+        next_tick = time.monotonic()
+        with self.celery.connection_for_read() as conn:
+            while not self.stop.is_set():
+                if time.monotonic() >= next_tick:
+                    with self.app.app_context():
+                        request_due(self.celery)
+                    next_tick += every
+                self.lengths.append(self.queue_length(conn))
+                self.stop.wait(0.25)
+
+
+def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: TransitionCounter, backend,
+               broker: str) -> dict:
+    from celery.contrib.testing.worker import start_worker
+
+    from myapp.config import BACKGROUND_QUEUE
     from myapp.extensions import db
     from myapp.models import PipelineRun, RunState
+    from myapp.reconcile_requests import request
 
-    redis.Redis.from_url(args.redis).flushdb()
-    celery = make_celery(app, celery_settings(Path(app.config["INSTANCE_PATH"]), args.redis))
-    celery.loader.import_default_modules()
+    celery = make_broker(app, broker, args)
     started = time.monotonic()
     with start_worker(celery, pool="threads", concurrency=args.workers, perform_ping_check=False,
                       shutdown_timeout=60, loglevel="WARNING"):
-        for run_id in run_ids:
-            celery.send_task("myapp.reconcile_run", args=[run_id])
+        beat = Beat(app, celery)
+        beat.start()
+        with app.app_context():
+            request(celery, run_ids, BACKGROUND_QUEUE)  # as a backfill does
         while time.monotonic() - started < args.timeout:
-            time.sleep(0.2)  # what beat's tick does for runs that are still going
+            time.sleep(0.2)
             with app.app_context():
-                active = [r for (r,) in db.session.query(PipelineRun.id).filter(
-                    PipelineRun.id.in_(run_ids), PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING]))]
+                active = db.session.query(PipelineRun.id).filter(
+                    PipelineRun.id.in_(run_ids), PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING])).count()
+                db.session.rollback()
             if not active:
                 break
-            for run_id in active:
-                celery.send_task("myapp.reconcile_run", args=[run_id])
-    finished = time.monotonic()
-    return measure(app, run_ids, args.tasks, started, finished, counter.take(), backend)
+        finished = time.monotonic()
+        beat.stop.set()
+        beat.join()
+    out = measure(app, run_ids, args.tasks, started, finished, counter.take(), backend)
+    out["queue_max"] = max(beat.lengths, default=0)
+    return out
+
+
+def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
+    """`--long-runs` runs that never end, for `--minutes`: the queue length, new runs' start latency
+    and cancel latency meanwhile."""
+    from celery.contrib.testing.worker import start_worker
+
+    from myapp.config import ACTIONS_QUEUE, BACKGROUND_QUEUE
+    from myapp.extensions import db
+    from myapp.models import PipelineRun, RunState, TaskRun, utcnow
+    from myapp.pipelines.controller import RunController
+    from myapp.reconcile_requests import request
+
+    backend.script["long0"] = ["hang"]
+    long_ids = seed(app, args.long_runs, 1, f"long-{broker}", "long", per_pipeline=args.long_runs)
+    probe_pipeline = seed(app, 1, 1, f"probe-{broker}", "quick", per_pipeline=1)[0]
+    with app.app_context():
+        seeded = db.session.get(PipelineRun, probe_pipeline)
+        probe_project, probe_pipeline_id = seeded.project_id, seeded.pipeline_id
+        db.session.execute(db.text("UPDATE pipeline SET max_active_runs = 1000 WHERE id = :id"),
+                           {"id": probe_pipeline_id})
+        db.session.commit()
+    reconciles = Counter()
+    original = RunController.reconcile
+
+    def counted(self, run_id):
+        reconciles["n"] += 1
+        return original(self, run_id)
+
+    RunController.reconcile = counted  # type: ignore[method-assign]
+    celery = make_broker(app, broker, args)
+    probes: list[int] = []
+    cancels: dict[int, dt.datetime] = {}
+    to_cancel = list(long_ids)
+    try:
+        with start_worker(celery, pool="threads", concurrency=args.workers, perform_ping_check=False,
+                          shutdown_timeout=60, loglevel="WARNING"):
+            beat = Beat(app, celery)
+            beat.start()
+            with app.app_context():
+                request(celery, long_ids, BACKGROUND_QUEUE)  # a backfill of long runs
+            started = time.monotonic()
+            n = 0
+            while time.monotonic() - started < args.minutes * 60:
+                n += 1
+                time.sleep(max(0.0, started + n * args.probe_every - time.monotonic()))
+                with app.app_context():  # what POST /pipeline_run/ and POST .../cancel do
+                    run = PipelineRun(project_id=probe_project, pipeline_id=probe_pipeline_id, run_key=f"probe{n}")
+                    db.session.add(run)
+                    db.session.commit()
+                    probes.append(run.id)
+                    request(celery, [run.id], ACTIONS_QUEUE)
+                    victim = to_cancel.pop()
+                    cancels[victim] = utcnow()
+                    celery.send_task("myapp.cancel_run", args=[victim], queue=ACTIONS_QUEUE)
+            seconds = time.monotonic() - started
+            # The last probes and cancels get up to 30 s to take effect, then the workers stop.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                with app.app_context():
+                    waiting = db.session.query(PipelineRun.id).filter(
+                        PipelineRun.id.in_(list(cancels)), PipelineRun.state != RunState.CANCELLED).count()
+                    unstarted = db.session.query(PipelineRun.id).filter(
+                        PipelineRun.id.in_(probes), ~PipelineRun.id.in_(
+                            db.session.query(TaskRun.pipeline_run_id).filter(TaskRun.submitted_at.is_not(None)))
+                    ).count()
+                    db.session.rollback()
+                if not waiting and not unstarted:
+                    break
+                time.sleep(0.2)
+            beat.stop.set()
+            beat.join()
+            celery.control.purge()  # what is left of the long runs' polls: the workers stop after their tasks
+    finally:
+        RunController.reconcile = original  # type: ignore[method-assign]
+    return load_figures(app, long_ids, probes, cancels, beat.lengths, reconciles["n"], seconds, backend)
+
+
+def load_figures(app, long_ids, probes, cancels, lengths, reconciles, seconds, backend) -> dict:
+    from myapp.extensions import db
+    from myapp.models import PipelineRun, RunState, TaskRun
+
+    problems = []
+    with app.app_context():
+        starts = dict(db.session.query(PipelineRun.id, PipelineRun.created_at).filter(PipelineRun.id.in_(probes)))
+        submitted = dict(db.session.query(TaskRun.pipeline_run_id, TaskRun.submitted_at).filter(
+            TaskRun.pipeline_run_id.in_(probes), TaskRun.submitted_at.is_not(None)))
+        ended = dict(db.session.query(PipelineRun.id, PipelineRun.finished_at).filter(
+            PipelineRun.id.in_(list(cancels)), PipelineRun.state == RunState.CANCELLED))
+        others = db.session.query(PipelineRun.id).filter(
+            PipelineRun.id.in_(long_ids), ~PipelineRun.id.in_(list(cancels)),
+            PipelineRun.state != RunState.RUNNING).count()
+        db.session.rollback()
+    start_s = sorted((submitted[r] - starts[r]).total_seconds() for r in probes if r in submitted)
+    cancel_s = sorted((ended[r] - aware(sent)).total_seconds() for r, sent in cancels.items() if r in ended)
+    if len(start_s) < len(probes):
+        problems.append(f"{len(probes) - len(start_s)} of {len(probes)} new runs never started")
+    if len(cancel_s) < len(cancels):
+        problems.append(f"{len(cancels) - len(cancel_s)} of {len(cancels)} cancels never took effect")
+    if others:
+        problems.append(f"{others} long runs ended without being cancelled")
+    twice = [job for job, n in backend.creations.items() if n != 1]
+    if twice:
+        problems.append(f"{len(twice)} jobs created more than once")
+    return {"long_runs": len(long_ids), "seconds": seconds, "queue_max": max(lengths, default=0),
+            "queue_mean": sum(lengths) / len(lengths) if lengths else 0.0, "reconciles": reconciles,
+            "probes": len(probes), "start_p50": pct(start_s, 0.5), "start_p95": pct(start_s, 0.95),
+            "cancels": len(cancels), "cancel_p95": pct(cancel_s, 0.95),
+            "cancel_max": max(cancel_s, default=float("nan")),
+            "problems": problems}
+
+
+def aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
 
 
 def run_inline(app, run_ids: list[int], tasks: int, counter: TransitionCounter, backend) -> dict:
@@ -227,12 +416,37 @@ def show(label: str, m: dict) -> None:
         print(f"{'':<22} PROBLEM {problem}")
 
 
+def show_load(label: str, m: dict) -> None:
+    print(f"{label:<22} {m['long_runs']} unfinished runs for {m['seconds']:.0f} s: queue length max {m['queue_max']}, "
+          f"mean {m['queue_mean']:.0f}; {m['reconciles'] / m['seconds']:.1f} reconciles/s")
+    print(f"{'':<22} new run in another project -> started: p50 {m['start_p50']:.2f} s, p95 {m['start_p95']:.2f} s "
+          f"({m['probes']} runs); cancel -> cancelled: p95 {m['cancel_p95']:.2f} s, max {m['cancel_max']:.2f} s "
+          f"({m['cancels']} cancels)")
+    for problem in m["problems"]:
+        print(f"{'':<22} PROBLEM {problem}")
+
+
+def verdict(ok: bool, broken: bool) -> str:
+    return "BROKEN" if broken else "MET" if ok else "MISSED"
+
+
+def clear(app) -> None:
+    from myapp.extensions import db
+
+    with app.app_context():
+        db.session.execute(db.text("DELETE FROM project"))  # each phase starts clean
+        db.session.commit()
+
+
 def main() -> int:
     args = parse_args()
     name = f"myapp_ctl_{uuid.uuid4().hex[:8]}"
-    os.environ.update(DATABASE_URL=args.pg.rsplit("/", 1)[0] + f"/{name}", MYAPP_HOME=tempfile.mkdtemp())
-    os.environ.pop("REDIS_URL", None)
-    admin_sql(args.pg, f'CREATE DATABASE "{name}"')
+    os.environ.update(MYAPP_HOME=tempfile.mkdtemp())
+    for variable in ("REDIS_URL", "DATABASE_URL"):
+        os.environ.pop(variable, None)
+    if args.db == "postgresql":
+        os.environ["DATABASE_URL"] = args.pg.rsplit("/", 1)[0] + f"/{name}"
+        admin_sql(args.pg, f'CREATE DATABASE "{name}"')
     try:
         from myapp.app import create_app
         from myapp.backends import registry
@@ -245,31 +459,55 @@ def main() -> int:
             upgrade()
         counter = TransitionCounter()
         counter.install()
-        backend = registry._backends[("default", app.config["MYAPP_BACKEND"])] = FakeBackend()
+        key = ("default", app.config["MYAPP_BACKEND"])
+        backend = registry._backends[key] = FakeBackend()
         baseline_ids = seed(app, max(10, args.runs // 10), args.tasks)
         counter.take()  # seeding changes no state; start from zero all the same
         base = run_inline(app, baseline_ids, args.tasks, counter, backend)
-        with app.app_context():
-            db.session.execute(db.text("DELETE FROM project"))  # start the measured phase clean
-            db.session.commit()
-        backend = registry._backends[("default", app.config["MYAPP_BACKEND"])] = FakeBackend()
-        run_ids = seed(app, args.runs, args.tasks)
-        counter.take()
-        celery_m = run_celery(app, run_ids, args, counter, backend)
-        print(f"{args.runs} runs x {args.tasks} tasks; PostgreSQL + Redis broker; "
-              f"{args.workers} Celery worker threads; {os.cpu_count()} cpus")
+        results = {}
+        for broker in args.brokers:
+            clear(app)
+            backend = registry._backends[key] = FakeBackend()
+            run_ids = seed(app, args.runs, args.tasks, f"bench-{broker}")
+            counter.take()
+            throughput = run_celery(app, run_ids, args, counter, backend, broker)
+            clear(app)
+            backend = registry._backends[key] = FakeBackend()
+            results[broker] = throughput, run_load(app, args, backend, broker)
+        print(f"{args.runs} runs x {args.tasks} tasks, then {args.long_runs} unfinished runs for {args.minutes:g} min; "
+              f"{args.db}; {args.workers} Celery worker threads; tick {app.config['MYAPP_TICK_SECONDS']:g} s; "
+              f"{os.cpu_count()} cpus")
         show("baseline (inline loop)", base)
-        show("Celery on Redis", celery_m)
-        ratio = celery_m["transitions"] / celery_m["seconds"] / (base["transitions"] / base["seconds"])
-        print(f"throughput vs baseline: {ratio:.2f}x")
-        broken = base["problems"] + celery_m["problems"]
-        verdict = "BROKEN" if broken else "MET" if celery_m["p95"] <= TARGET_P95_MS else "MISSED"
-        print(f"target p95 upstream done -> submitted <= {TARGET_P95_MS:.0f} ms: {verdict} ({celery_m['p95']:.1f} ms)")
+        broken = bool(base["problems"])
+        for broker, (throughput, load) in results.items():
+            ratio = throughput["transitions"] / throughput["seconds"] / (base["transitions"] / base["seconds"])
+            show(f"Celery, {broker}", throughput)
+            print(f"{'':<22} throughput vs baseline: {ratio:.2f}x; queue length max {throughput['queue_max']}")
+            show_load(f"load, {broker}", load)
+            throughput["ratio"] = ratio
+            broken |= bool(throughput["problems"] or load["problems"])
+        for broker, (throughput, load) in results.items():
+            bad = bool(throughput["problems"] or load["problems"])
+            bound = args.long_runs + 2 * load["probes"]  # one pending reconcile per run, plus user actions
+            print(f"target {broker}: queue length <= {bound} (one per unfinished run): "
+                  f"{verdict(load['queue_max'] <= bound, bad)} (max {load['queue_max']})")
+            print(f"target {broker}: new run starts p95 <= {TARGET_START_S:g} s: "
+                  f"{verdict(load['start_p95'] <= TARGET_START_S, bad)} ({load['start_p95']:.2f} s)")
+            print(f"target {broker}: cancel takes effect <= {TARGET_CANCEL_S:g} s: "
+                  f"{verdict(load['cancel_max'] <= TARGET_CANCEL_S, bad)} (max {load['cancel_max']:.2f} s)")
+        if "redis" in results:
+            throughput, load = results["redis"]
+            bad = bool(throughput["problems"])
+            print(f"target redis: p95 upstream done -> submitted <= {TARGET_P95_MS:.0f} ms: "
+                  f"{verdict(throughput['p95'] <= TARGET_P95_MS, bad)} ({throughput['p95']:.1f} ms)")
+            print(f"target redis: throughput >= {TARGET_RATIO}x baseline: "
+                  f"{verdict(throughput['ratio'] >= TARGET_RATIO, bad)} ({throughput['ratio']:.2f}x)")
         with app.app_context():
             db.engine.dispose()
         return 1 if broken else 0
     finally:
-        admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if args.db == "postgresql":
+            admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

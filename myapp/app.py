@@ -39,6 +39,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     init_health(app)
     init_ui(app)
     init_headers(app)
+    init_read_requests(app)
     return app
 
 
@@ -85,6 +86,9 @@ def init_security(app: Flask) -> None:
     from .run_tokens import install
 
     install(app.extensions["flask-jwt-extended"])  # run tokens are refused once their run has ended
+    from .security import install_request_auth
+
+    install_request_auth(app)  # Bearer tokens alone, login limits and lockout, server-side sessions
 
 
 def init_api(app: Flask) -> None:
@@ -108,6 +112,22 @@ def init_health(app: Flask) -> None:
     def health():
         db.session.execute(sa.text("SELECT 1"))
         return {"status": "ok"}
+
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def init_read_requests(app: Flask) -> None:
+    """API reads run their statements in autocommit: no BEGIN and no ROLLBACK round trips. Each
+    statement already saw its own snapshot (READ COMMITTED on PostgreSQL; pysqlite begins a
+    transaction only before a write), and reads write nothing (the route decorator rolls them back),
+    so the answers are the same. First of the before-request hooks: the Bearer check reads the database."""
+
+    def _autocommit_reads() -> None:
+        if request.method in READ_METHODS and (request.path.startswith("/api/") or request.path == "/health"):
+            db.session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+
+    app.before_request_funcs.setdefault(None, []).insert(0, _autocommit_reads)
 
 
 def init_ui(app: Flask) -> None:

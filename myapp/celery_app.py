@@ -17,7 +17,7 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
             with app.app_context():
                 return self.run(*args, **kwargs)
 
-    celery = Celery(app.import_name, task_cls=AppContextTask)
+    celery = Celery(app.import_name, task_cls=AppContextTask, set_as_current=default)
     celery.config_from_object(settings or app.config["CELERY"])
     celery.conf.include = ["myapp.tasks"]
     celery.conf.beat_schedule = {

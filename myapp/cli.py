@@ -12,8 +12,10 @@ import click
 from flask.cli import FlaskGroup, with_appcontext
 
 from .app import create_app
+from .errors import DomainError
 from .pipelines.cli import pipeline_group
 from .rendering.cli import render_command
+from .scheduler.cli import simulate_command
 
 
 @click.group(cls=FlaskGroup, create_app=create_app, add_default_commands=False, add_version_option=False)
@@ -23,6 +25,7 @@ def main() -> None:
 
 main.add_command(render_command)
 main.add_command(pipeline_group)
+main.add_command(simulate_command)
 
 
 @main.group()
@@ -61,7 +64,10 @@ def init() -> None:
 
     upgrade()
     setup_data.sync_roles()
-    username, password = setup_data.ensure_admin()
+    try:
+        username, password = setup_data.ensure_admin()
+    except DomainError as exc:
+        raise click.ClickException(f"MYAPP_ADMIN_PASSWORD: {exc.message}") from None
     count = setup_data.sync_catalog(load_catalog())
     demo = setup_data.ensure_demo_project(username)
     setup_data.retire_shared_token(demo)
@@ -81,7 +87,10 @@ def create_user(username: str, password: str, admin: bool) -> None:
     """Add a user (platform users join projects by invitation of an owner)."""
     from .setup_data import create_user as add
 
-    add(username, password, admin=admin)
+    try:
+        add(username, password, admin=admin)
+    except DomainError as exc:
+        raise click.ClickException(exc.message) from None
     click.echo(f"user {username} created")
 
 
@@ -168,14 +177,17 @@ def _say_job_isolation() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True)
 @click.option("--web-workers", default=2, show_default=True)
-def run(host: str, port: int, web_workers: int) -> None:
+@click.option("--web-threads", default=128, show_default=True,
+              help="Threads per web worker; each open event stream holds one (an eighth stay for other requests).")
+def run(host: str, port: int, web_workers: int, web_threads: int) -> None:
     """The whole platform in one command: web, Celery worker and beat. Ctrl-C stops all."""
     os.umask(0o077)  # what web, worker and beat create in MYAPP_HOME is the platform's alone
     _say_job_isolation()
-    env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"))
+    env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"),
+               MYAPP_WEB_THREADS=str(web_threads))
     commands = {
-        "web": [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}", "--workers", str(web_workers),
-                "--threads", "16", "--worker-class", "gthread", "--access-logfile", "-", "myapp.wsgi:app"],
+        "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"{host}:{port}",
+                "--workers", str(web_workers), "myapp.wsgi:app"],
         "worker": _celery_cmd("worker", "-l", "info", "--concurrency", "2"),
         "beat": _celery_cmd("beat", "-l", "info"),
     }

@@ -1,7 +1,7 @@
 """Configuration from environment variables, with safe defaults.
 
 The embedded default needs nothing installed: SQLite in the instance folder and a
-filesystem Celery transport. `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
+Celery transport on a SQLite file (myapp/broker.py). `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flask_appbuilder.const import AUTH_DB
+from kombu import Queue
 
 
 def instance_path() -> Path:
@@ -48,6 +49,9 @@ def normalize_database_url(url: str) -> str:
     return url
 
 
+ACTIONS_QUEUE, BACKGROUND_QUEUE = "myapp.actions", "myapp.background"
+
+
 def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
     """Celery broker, results and transport options: Redis when given, else embedded."""
     common: dict[str, Any] = {
@@ -59,22 +63,18 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
         "accept_content": ["json"],
         "broker_connection_retry_on_startup": True,
         "timezone": "UTC",
+        # User actions (a new run, a cancel) have a queue of their own, which the workers read in
+        # turn with the background queue (beat's reconciles, webhooks): never behind a backlog.
+        "task_default_queue": BACKGROUND_QUEUE,
+        "task_queues": (Queue(ACTIONS_QUEUE), Queue(BACKGROUND_QUEUE)),
     }
     if redis_url:
         return {**common, "broker_url": redis_url, "result_backend": redis_url}
-    queue_dir, processed, control = (folder / "celery" / name for name in ("queue", "processed", "control"))
-    for path in (queue_dir, processed, control):
-        path.mkdir(parents=True, exist_ok=True)
+    (folder / "celery").mkdir(parents=True, exist_ok=True)
     return {
         **common,
-        "broker_url": "myappfs://",  # myapp/broker.py: kombu's filesystem transport, atomic writes
-        "broker_transport_options": {
-            "data_folder_in": str(queue_dir),
-            "data_folder_out": str(queue_dir),
-            "processed_folder": str(processed),
-            "control_folder": str(control),  # kombu's default is ./control in the working directory
-            "store_processed": False,
-        },
+        "broker_url": "myappsql://",  # myapp/broker.py: a queue table in a SQLite file
+        "broker_transport_options": {"path": str(folder / "celery" / "broker.sqlite")},
         "result_backend": f"db+sqlite:///{folder / 'celery-results.sqlite'}",
     }
 
@@ -87,6 +87,17 @@ def cache_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
     return {**common, "CACHE_TYPE": "FileSystemCache", "CACHE_DIR": str(folder / "cache")}
 
 
+def env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={value!r}: say true or false")
+
+
 def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     overrides = dict(overrides or {})
     folder = Path(overrides.pop("INSTANCE_PATH", None) or instance_path())
@@ -95,6 +106,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         os.environ.get("DATABASE_URL") or f"sqlite:///{folder / 'myapp.sqlite'}"
     )
     redis_url = os.environ.get("REDIS_URL") or None
+    base_url = os.environ.get("MYAPP_BASE_URL", "http://127.0.0.1:8080")
+    secure_cookies = env_flag("MYAPP_SECURE_COOKIES", base_url.startswith("https://"))
     config: dict[str, Any] = {
         "INSTANCE_PATH": str(folder),
         "SECRET_KEY": load_secret_key(folder),
@@ -120,15 +133,49 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "WTF_CSRF_TIME_LIMIT": None,
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
+        # Secure cookies (sent over https only): on by default when the platform is served over https.
+        "SESSION_COOKIE_SECURE": secure_cookies,
+        "REMEMBER_COOKIE_SECURE": secure_cookies,
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        # Sign-in limits (myapp/logins.py): attempts per client address and per account name (Flask-Limiter
+        # engine `limits`: Redis when configured, else per process), lockout after failed passwords (SQL).
+        "RATELIMIT_STORAGE_URI": redis_url or "memory://",
+        "MYAPP_LOGIN_RATE_PER_IP": os.environ.get("MYAPP_LOGIN_RATE_PER_IP", "300 per minute"),
+        "MYAPP_LOGIN_RATE_PER_NAME": os.environ.get("MYAPP_LOGIN_RATE_PER_NAME", "30 per minute"),
+        "MYAPP_LOCKOUT_FAILURES": int(os.environ.get("MYAPP_LOCKOUT_FAILURES", "5")),
+        "MYAPP_LOCKOUT_WINDOW": float(os.environ.get("MYAPP_LOCKOUT_WINDOW", "900")),
+        "MYAPP_LOCKOUT_SECONDS": float(os.environ.get("MYAPP_LOCKOUT_SECONDS", "900")),
+        # A browser session ends after this long even if never logged out (its server-side row expires).
+        "MYAPP_SESSION_HOURS": float(os.environ.get("MYAPP_SESSION_HOURS", "24")),
+        # Server-sent event streams open at once (myapp/api/streams.py): per user, and per web process
+        # (default: what its threads allow, MYAPP_WEB_THREADS, keeping some for other requests).
+        "MYAPP_STREAMS_PER_USER": int(os.environ.get("MYAPP_STREAMS_PER_USER", "10")),
+        "MYAPP_STREAMS_PER_PROCESS": int(os.environ.get("MYAPP_STREAMS_PER_PROCESS", "0")) or None,
+        "MYAPP_WEB_THREADS": int(os.environ.get("MYAPP_WEB_THREADS", "0")),  # set by `myapp run`
         "MYAPP_BACKEND": os.environ.get("MYAPP_BACKEND", "local"),
         # The built browser UI (frontend/dist by default; see myapp/web.py).
         "MYAPP_UI_DIR": os.environ.get("MYAPP_UI_DIR"),
-        # How often beat re-reconciles unfinished runs (status polling, retries, timeouts).
+        # How often beat requests the runs whose timer is due (polls, retries, timeouts: myapp/reconcile_requests.py).
         "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
-        "MYAPP_BASE_URL": os.environ.get("MYAPP_BASE_URL", "http://127.0.0.1:8080"),
+        # A backend call that keeps failing (unreachable cluster): submit is tried this many times, status
+        # polling of a submitted attempt MYAPP_STATUS_ATTEMPTS times, waiting MYAPP_BACKEND_RETRY_SECONDS,
+        # doubling up to a minute, between tries; then the attempt fails with the reason (the task's
+        # retries apply). Errors that cannot pass (a kind this backend cannot run) fail it at once.
+        "MYAPP_SUBMIT_ATTEMPTS": int(os.environ.get("MYAPP_SUBMIT_ATTEMPTS", "5")),
+        "MYAPP_STATUS_ATTEMPTS": int(os.environ.get("MYAPP_STATUS_ATTEMPTS", "10")),
+        "MYAPP_BACKEND_RETRY_SECONDS": float(os.environ.get("MYAPP_BACKEND_RETRY_SECONDS", "2")),
+        # Defaults of the platform limits admins change through the API (myapp/pipelines/scheduling.py).
+        "MYAPP_MAX_BACKFILL_DAYS": int(os.environ.get("MYAPP_MAX_BACKFILL_DAYS", "366")),
+        "MYAPP_MIN_SCHEDULE_INTERVAL": int(os.environ.get("MYAPP_MIN_SCHEDULE_INTERVAL", "60")),
+        "MYAPP_BASE_URL": base_url,
         # A run's platform API token expires after this many seconds (or its longest task timeout),
         # a backstop only: it is revoked as soon as the run ends (myapp/run_tokens.py).
         "MYAPP_RUN_TOKEN_LIFETIME": int(os.environ.get("MYAPP_RUN_TOKEN_LIFETIME", str(24 * 3600))),
+        # Webhook hosts allowed although they are or resolve to private, loopback or link-local
+        # addresses: hostnames and IPs/CIDRs, comma-separated (myapp/pipelines/notify.py).
+        "MYAPP_WEBHOOK_ALLOWED_HOSTS": tuple(
+            entry.strip() for entry in os.environ.get("MYAPP_WEBHOOK_ALLOWED_HOSTS", "").split(",") if entry.strip()),
         # Request bodies larger than this answer 413 before anything parses them.
         "MAX_CONTENT_LENGTH": int(os.environ.get("MYAPP_MAX_BODY_BYTES", str(2 * 1024 * 1024))),
     }

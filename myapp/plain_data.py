@@ -2,7 +2,8 @@
 
 One walk over the parsed value finds what the databases cannot store or what would make later
 code fail: nesting deeper than MAX_DEPTH, integers beyond 64 bits (the id columns; PostgreSQL
-refuses them), lone UTF-16 surrogates (psycopg cannot encode them) and NaN or Infinity (not JSON).
+refuses them), lone UTF-16 surrogates (psycopg cannot encode them), NUL characters (PostgreSQL's text
+and JSONB refuse them) and NaN or Infinity (not JSON).
 It answers the first problem as (field path, reason), the path written like marshmallow's
 flattened errors ("tasks[1].args.epochs").
 """
@@ -44,6 +45,8 @@ def problem(data: Any, root: str = "body") -> tuple[str, str] | None:
             return field, "is out of range: integers must fit in 64 bits"
         if isinstance(value, str) and _SURROGATE.search(value):
             return field, "contains a lone surrogate (not valid Unicode text)"
+        if isinstance(value, str) and "\x00" in value:
+            return field, "contains a NUL character (\\u0000), which text cannot hold"
         if isinstance(value, dict | list):
             if depth >= MAX_DEPTH:
                 return field, f"is nested deeper than {MAX_DEPTH} levels"
@@ -51,5 +54,7 @@ def problem(data: Any, root: str = "body") -> tuple[str, str] | None:
             for key, item in reversed(list(items)):
                 if isinstance(key, str) and _SURROGATE.search(key):
                     return field, "has a key with a lone surrogate (not valid Unicode text)"
+                if isinstance(key, str) and "\x00" in key:
+                    return field, "has a key with a NUL character (\\u0000)"
                 stack.append((_join(path, key), item, depth + 1))
     return None

@@ -28,11 +28,12 @@ from flask_jwt_extended import JWTManager, create_access_token
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import generate_password_hash
 
+from .claims import ISSUED_CLAIM, PROJECT_CLAIM, RUN_CLAIM
 from .contract import API_TOKEN_KEY, run_token_secret
 from .extensions import appbuilder, db
 from .models import PipelineRun, Project, ProjectMember, ProjectRole, RunToken, Task, User
 from .models.states import RUN_TERMINAL
-from .security import PROJECT_CLAIM, RUN_CLAIM, USER_ROLE
+from .security import USER_ROLE
 
 BOT_EMAIL_DOMAIN = "bots.myapp.invalid"  # .invalid: never a deliverable address
 
@@ -106,7 +107,7 @@ def token_of(row: RunToken) -> str:
     return create_access_token(identity=str(row.user_id), expires_delta=False, additional_claims={
         "jti": row.jti, "iat": issued, "nbf": issued, "exp": _seconds(row.expires_at),
         "csrf": str(uuid.uuid5(uuid.UUID(row.jti), "csrf")),  # else random (cookie double-submit, unused here)
-        RUN_CLAIM: row.pipeline_run_id, PROJECT_CLAIM: row.project_id})
+        ISSUED_CLAIM: issued, RUN_CLAIM: row.pipeline_run_id, PROJECT_CLAIM: row.project_id})
 
 
 def secret_data(row: RunToken) -> dict[str, str]:
@@ -164,12 +165,16 @@ def revocation(payload: dict[str, Any]) -> str | None:
 
 
 def install(jwt: JWTManager) -> None:
-    """Check every run token against its row on every request (one indexed query); other JWTs pass."""
+    """Check every run token against its row on every request (one indexed query); other JWTs against
+    their user's cut-off (myapp.logins.token_revoked)."""
 
     @jwt.token_in_blocklist_loader
     def _revoked(_header: dict, payload: dict) -> bool:
-        if RUN_CLAIM not in payload:
-            return False
+        if RUN_CLAIM not in payload:  # a person's token: refused if issued before a password change or lockout
+            from .logins import token_revoked
+
+            g._myapp_token_revoked = token_revoked(payload)
+            return g._myapp_token_revoked is not None
         g._myapp_token_revoked = revocation(payload)
         return g._myapp_token_revoked is not None
 

@@ -5,18 +5,18 @@ admin-only APIs), and project membership per object (see myapp.api.scope).
 """
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
-from flask import g
+from flask import Flask, g, request
 from flask_appbuilder.security.sqla.manager import SecurityManager
-from flask_jwt_extended import get_jwt
+from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
+
+from .claims import ISSUED_CLAIM, RUN_CLAIM
 
 ADMIN_ROLE = "Admin"
 USER_ROLE = "User"
-# Claims of a run's platform API token (myapp.run_tokens): the run and its project.
-RUN_CLAIM = "myapp_run"
-PROJECT_CLAIM = "myapp_project"
 
 # APIs whose objects belong to projects: every signed-in user may call them; the
 # project scope then decides per object. Catalog APIs are readable by every user.
@@ -50,6 +50,31 @@ def builtin_roles() -> dict[str, list[list[str]]]:
     }
 
 
+BEARER_VERIFIED = "_myapp_bearer_verified"
+REFRESH_PATH = "/api/v1/security/refresh"  # FAB verifies its refresh token itself
+
+
+def bearer_only() -> None:
+    """A request with `Authorization: Bearer ...` is authenticated by that token alone: verified here
+    (a bad or dummy one is 401 through flask-jwt-extended's handlers) and its user replaces whatever
+    the session cookie says, so a dummy header can never ride on a cookie session (and skip CSRF)."""
+    if request.headers.get("Authorization", "")[:7].lower() != "bearer " or request.path == REFRESH_PATH:
+        return
+    if verify_jwt_in_request() is None:  # OPTIONS (JWT_EXEMPT_METHODS): nothing verified, nothing to load
+        return
+    g._login_user = get_current_user()  # what flask_login.current_user answers: the cookie is not read
+    setattr(g, BEARER_VERIFIED, True)
+
+
+def install_request_auth(app: Flask) -> None:
+    """First before-request hooks: the Bearer rule, then login limits (myapp.logins)."""
+    from .logins import install
+
+    install(app)
+    app.before_request_funcs.setdefault(None, []).insert(0, bearer_only)
+    app.extensions["flask-jwt-extended"].additional_claims_loader(lambda _identity: {ISSUED_CLAIM: time.time()})
+
+
 class PlatformSecurityManager(SecurityManager):
     def is_admin(self, user) -> bool:
         return bool(user) and any(role.name == ADMIN_ROLE for role in user.roles)
@@ -61,14 +86,32 @@ class PlatformSecurityManager(SecurityManager):
             return self._has_access_builtin_roles(SimpleNamespace(name=USER_ROLE), permission_name, view_name)
         return super().has_access(permission_name, view_name)
 
+    def load_user(self, pk):
+        """The cookie session's user (Flask-Login's loader): only while the session id the cookie
+        carries is live (myapp.logins), so a cookie copied before logout is refused."""
+        from .logins import session_valid
+
+        user = super().load_user(pk)
+        return user if user is not None and session_valid(user.id) else None
+
     def load_user_jwt(self, _jwt_header, jwt_data):
-        """A project's bot is inactive (it signs in with nothing, and tokens of its own are refused),
-        so FAB's loader refuses it: only its runs' tokens act as it, once checked not revoked."""
-        if RUN_CLAIM not in jwt_data:
-            return super().load_user_jwt(_jwt_header, jwt_data)
+        """A person's token: an active user (revocation is myapp.run_tokens' blocklist check). A
+        project's bot is inactive (it signs in with nothing, and tokens of its own are refused): only
+        its runs' tokens act as it, once checked not revoked."""
         user = self.get_user_by_id(int(jwt_data["sub"]))
-        if user is not None:
-            g.user = user
+        if user is None or (RUN_CLAIM not in jwt_data and not user.is_active):
+            return None
+        g.user = user
+        return user
+
+    def auth_user_db(self, username, password):
+        """FAB's password check, counted for the lockout (myapp.logins; the before-request hook has
+        already refused a locked account or too many attempts)."""
+        from .logins import record_attempt
+
+        user = super().auth_user_db(username, password)
+        if isinstance(username, str) and username.strip():
+            record_attempt(username.strip(), user)
         return user
 
     def is_item_public(self, permission_name: str, view_name: str) -> bool:

@@ -12,6 +12,7 @@ from flask_appbuilder.security.manager import BaseSecurityManager
 
 from .extensions import appbuilder, db
 from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
+from .passwords import check_password
 from .security import ADMIN_ROLE, USER_ROLE
 
 
@@ -30,6 +31,8 @@ def ensure_admin() -> tuple[str, str | None]:
     if sm.find_user(username=username):
         return username, None
     given = os.environ.get("MYAPP_ADMIN_PASSWORD")
+    if given:
+        check_password(given, username)  # the policy: FieldError naming `password`
     password = given or secrets.token_urlsafe(12)
     user = sm.add_user(username, "Platform", "Admin", f"{username}@localhost",
                        [sm.find_role(ADMIN_ROLE)], password=password)
@@ -39,6 +42,7 @@ def ensure_admin() -> tuple[str, str | None]:
 
 
 def create_user(username: str, password: str, admin: bool = False, email: str | None = None):
+    check_password(password, username)
     sm = appbuilder.sm
     role = sm.find_role(ADMIN_ROLE if admin else USER_ROLE)
     user = sm.add_user(username, username, "-", email or f"{username}@localhost", [role], password=password)

@@ -1,13 +1,24 @@
-"""Celery tasks. Each runs in an app context (see celery_app.make_celery)."""
+"""Celery tasks. Each runs in an app context (see celery_app.make_celery).
+
+Reconciles are requested through myapp/reconcile_requests.py (at most one pending per run); no
+task but heartbeat keeps a result (storing one cost more than a reconcile on the embedded broker).
+"""
 from __future__ import annotations
 
+import datetime as dt
 import socket
+import uuid
+from collections.abc import Callable
+from typing import Any
 
 import sqlalchemy as sa
 from celery import shared_task
 
+from . import reconcile_requests
 from .extensions import db
-from .models import PipelineRun, RunState, WorkerHeartbeat, utcnow
+from .models import PipelineRun, WorkerHeartbeat, utcnow
+
+MAX_ROUNDS = 5  # reconcile() calls per task while the run has more to do at once (its MAX_PASSES ran out)
 
 
 @shared_task(name="myapp.heartbeat")
@@ -24,49 +35,99 @@ def heartbeat(hostname: str | None = None) -> dict:
     return {"hostname": hostname, "beats": row.beats}
 
 
-@shared_task(name="myapp.reconcile_run")
-def reconcile_run(run_id: int) -> str | None:
-    """Drive one run as far as it goes now. Safe to run twice at once or to repeat (acks_late)."""
+def _controller(celery):
     from .backends.registry import backend_for, log_archive
     from .pipelines.controller import RunController
 
-    state = RunController(backend_for, on_finish=notify_run.delay, archive=log_archive()).reconcile(run_id)
+    def on_finish(run_id: int) -> None:
+        celery.send_task("myapp.notify_run", args=[run_id], queue=reconcile_requests.BACKGROUND_QUEUE)
+
+    def on_task_failed(task_run_id: int) -> None:
+        celery.send_task("myapp.notify_task_failed", args=[task_run_id], queue=reconcile_requests.BACKGROUND_QUEUE)
+
+    return RunController(backend_for, on_finish=on_finish, archive=log_archive(), on_task_failed=on_task_failed)
+
+
+@shared_task(name="myapp.reconcile_run", bind=True, ignore_result=True)
+def reconcile_run(self, run_id: int) -> str | None:
+    """Drive one run as far as it goes now. Safe to run twice at once or to repeat (acks_late).
+
+    Clears the run's request in the transaction of its first pass (so an event from then on
+    requests again); a run that ended wakes the runs of its pipeline waiting for it."""
+    controller = _controller(self.app)
+    state = None
+    for _ in range(MAX_ROUNDS):
+        db.session.execute(sa.update(PipelineRun).where(PipelineRun.id == run_id)
+                           .values(reconcile_requested_at=None).execution_options(synchronize_session=False))
+        state = controller.reconcile(run_id)
+        run = db.session.get(PipelineRun, run_id)
+        if run is None or run.is_finished or run.next_reconcile_at is None or _aware(run.next_reconcile_at) > utcnow():
+            break
+    db.session.commit()
+    if run is not None and run.is_finished:
+        reconcile_requests.request_waiting(self.app, run.pipeline_id)
+    elif run is not None and run.next_reconcile_at is not None and _aware(run.next_reconcile_at) <= utcnow():
+        reconcile_requests.request(self.app, [run_id], reconcile_requests.BACKGROUND_QUEUE)  # more to do: queue up
     return state.value if state else None
 
 
-@shared_task(name="myapp.cancel_run")
-def cancel_run(run_id: int, reason: str = "cancelled by user") -> None:
-    from .backends.registry import backend_for, log_archive
-    from .pipelines.controller import RunController
+@shared_task(name="myapp.cancel_run", bind=True, ignore_result=True)
+def cancel_run(self, run_id: int, reason: str = "cancelled by user") -> None:
+    run = db.session.get(PipelineRun, run_id)
+    pipeline_id = run.pipeline_id if run is not None else None
+    _controller(self.app).cancel(run_id, reason)
+    if pipeline_id is not None:
+        reconcile_requests.request_waiting(self.app, pipeline_id)
 
-    RunController(backend_for, on_finish=notify_run.delay, archive=log_archive()).cancel(run_id, reason)
 
-
-@shared_task(name="myapp.tick")
-def tick() -> int:
-    """Beat: create due scheduled runs, then enqueue a reconcile for every unfinished run
-    (status polling, retries, timeouts, queued runs waiting for their turn); and delete the token
-    Secrets of runs that ended without it (a worker gone right after the commit that ended one)."""
-    from .backends.registry import backend_for
+@shared_task(name="myapp.tick", bind=True, ignore_result=True)
+def tick(self) -> int:
+    """Beat: create due scheduled runs and request them; request the runs whose jobs changed (the
+    backends' events) and those whose timer is due (the controller's next poll, retry, timeout) and
+    re-send stale requests; and delete the token Secrets of runs that ended without it (a worker
+    gone right after the commit that ended one)."""
+    from .backends.registry import backend_for, changed_runs
     from .pipelines.controller import RunController
     from .pipelines.scheduling import schedule_due
 
-    schedule_due(utcnow())
+    created = schedule_due(utcnow())
+    reconcile_requests.request(self.app, created, reconcile_requests.BACKGROUND_QUEUE)
+    reconcile_requests.request(self.app, changed_runs(), reconcile_requests.BACKGROUND_QUEUE)
     RunController(backend_for).release_tokens()
-    ids = db.session.scalars(
-        sa.select(PipelineRun.id).where(PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING]))
-    ).all()
-    for run_id in ids:
-        reconcile_run.delay(run_id)
-    return len(ids)
+    return len(reconcile_requests.request_due(self.app))
 
 
-@shared_task(name="myapp.notify_run", bind=True, max_retries=5)
-def notify_run(self, run_id: int) -> int | None:
-    """POST the finished run to its pipeline's webhook; retried with backoff on failure."""
-    from .pipelines.notify import WebhookError, send_run_webhook
+@shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)
+def notify_run(self, run_id: int, delivery_id: str | None = None) -> int | None:
+    """POST the finished run to its pipeline's webhook (if its events include this outcome); retried
+    with backoff while retrying may help (network, 5xx, 429), failed at once otherwise (see notify.post)."""
+    from .pipelines.notify import send_run_webhook
 
+    return _deliver(self, send_run_webhook, run_id, delivery_id)
+
+
+@shared_task(name="myapp.notify_task_failed", bind=True, max_retries=5, ignore_result=True)
+def notify_task_failed(self, task_run_id: int, delivery_id: str | None = None) -> int | None:
+    """POST task.failed for an attempt that failed with no retry left, like notify_run."""
+    from .pipelines.notify import send_task_webhook
+
+    return _deliver(self, send_task_webhook, task_run_id, delivery_id)
+
+
+def _deliver(task: Any, send: Callable[[int, str], int | None], object_id: int, delivery_id: str | None) -> int | None:
+    from .pipelines.notify import WebhookError
+
+    # One X-Myapp-Delivery however often it is tried (retries carry it), so receivers can drop repeats.
+    delivery_id = delivery_id or task.request.id or str(uuid.uuid4())
     try:
-        return send_run_webhook(run_id)
+        return send(object_id, delivery_id)
     except WebhookError as exc:
-        raise self.retry(exc=exc, countdown=min(300, 2 ** self.request.retries)) from exc
+        if not exc.retry:
+            raise
+        raise task.retry(args=[object_id, delivery_id], exc=exc,
+                         countdown=min(300, 2 ** task.request.retries)) from exc
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)

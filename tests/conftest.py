@@ -60,7 +60,9 @@ def app(instance_dir: Path) -> Iterator:
     from myapp.migrate import upgrade
     from myapp.setup_data import sync_roles
 
-    flask_app = create_app({"TESTING": True, "WTF_CSRF_ENABLED": True})
+    # Webhook tests post to local receivers (127.0.0.1) and hooks.local, names no DNS has.
+    flask_app = create_app({"TESTING": True, "WTF_CSRF_ENABLED": True,
+                            "MYAPP_WEBHOOK_ALLOWED_HOSTS": ("127.0.0.1", "hooks.local")})
     with flask_app.app_context():
         upgrade()
         sync_roles()

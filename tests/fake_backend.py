@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from collections import Counter, defaultdict
 
-from myapp.backends import BackendError, JobRef, JobState, LogLine, MetricSample, ObjectRef, Status
+from myapp.backends import Backend, BackendError, JobRef, JobState, LogLine, MetricSample, ObjectRef, Status
 from myapp.contract import JOB_NAME_LABEL, TASK_LABEL
 
 
-class FakeBackend:
+class FakeBackend(Backend):  # inherits changed_runs: no events, timers only
     name = "fake"
 
     def __init__(self, script: dict[str, list[str]] | None = None, fail_submits: int = 0):

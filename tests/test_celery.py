@@ -1,4 +1,4 @@
-"""Celery on the real Redis and on the embedded filesystem transport, tasks in an app context."""
+"""Celery on the real Redis and on the embedded SQLite transport, tasks in an app context."""
 from __future__ import annotations
 
 import uuid
@@ -46,48 +46,84 @@ def test_task_runs_in_app_context_and_writes_sql(app, celery_worker):
 
 
 def test_broker_selection_follows_redis_url(tmp_path):
-    from myapp.config import celery_settings
+    from myapp.config import ACTIONS_QUEUE, BACKGROUND_QUEUE, celery_settings
 
     embedded = celery_settings(tmp_path, None)
-    assert embedded["broker_url"] == "myappfs://"
-    assert (tmp_path / "celery" / "queue").is_dir()
+    assert embedded["broker_url"] == "myappsql://"
+    assert embedded["broker_transport_options"]["path"] == str(tmp_path / "celery" / "broker.sqlite")
     assert celery_settings(tmp_path, "redis://x:6379/0")["broker_url"] == "redis://x:6379/0"
     assert embedded["task_acks_late"] is True
+    assert [q.name for q in embedded["task_queues"]] == [ACTIONS_QUEUE, BACKGROUND_QUEUE]
+    assert embedded["task_default_queue"] == BACKGROUND_QUEUE
 
 
-def test_embedded_broker_never_hands_out_half_written_messages(tmp_path):
-    """A consumer polling while a producer writes gets every message whole (kombu's own filesystem
-    transport creates the file before writing it, and a fast reader got empty JSON)."""
+def test_embedded_broker_hands_each_message_to_exactly_one_consumer(tmp_path):
+    """Two consumers (threads, each its own connection) polling while a producer writes: every
+    message arrives once, whole, in the order sent per consumer; other queues are untouched."""
     import threading
+    from queue import Empty
 
     from kombu import Connection
 
-    from myapp import broker  # noqa: F401 - registers myappfs://
+    from myapp import broker  # noqa: F401 - registers myappsql://
     from myapp.config import celery_settings
 
     options = celery_settings(tmp_path, None)["broker_transport_options"]
-    payload = {"body": "x" * 200_000}  # large enough that a write is not one syscall's worth
-    count, received, errors = 200, [], []
+    count, received, errors = 300, [[], []], []
+    done = threading.Event()
 
-    def consume():
-        with Connection("myappfs://", transport_options=options) as conn:
+    def consume(into):
+        with Connection("myappsql://", transport_options=options) as conn:
             channel = conn.default_channel
-            while len(received) < count:
+            while not done.is_set():
                 try:
-                    received.append(channel._get("q"))
+                    into.append(channel._get("q"))
+                except Empty:
+                    continue
                 except Exception as exc:
-                    if type(exc).__name__ != "Empty":
-                        errors.append(exc)
-                        return
+                    errors.append(exc)
+                    return
 
-    reader = threading.Thread(target=consume)
-    reader.start()
-    with Connection("myappfs://", transport_options=options) as conn:
-        for _ in range(count):
-            conn.default_channel._put("q", payload)
-    reader.join(timeout=60)
-    assert errors == [] and len(received) == count
-    assert all(message == payload for message in received)
+    readers = [threading.Thread(target=consume, args=(into,)) for into in received]
+    for reader in readers:
+        reader.start()
+    with Connection("myappsql://", transport_options=options) as conn:
+        channel = conn.default_channel
+        channel._put("other", {"n": -1})
+        for n in range(count):
+            channel._put("q", {"n": n, "body": "x" * 1000})
+        wait_until(lambda: sum(map(len, received)) >= count, what="both consumers to drain the queue")
+        done.set()
+        for reader in readers:
+            reader.join(timeout=30)
+        assert channel._size("q") == 0 and channel._size("other") == 1
+    assert errors == []
+    got = [m["n"] for m in received[0] + received[1]]
+    assert sorted(got) == list(range(count))  # none lost, none twice
+    assert all(m["body"] == "x" * 1000 for m in received[0] + received[1])
+    for part in received:
+        assert [m["n"] for m in part] == sorted(m["n"] for m in part)
+
+
+def test_embedded_broker_fanout_reaches_queues_bound_in_another_connection(tmp_path):
+    """Celery's control (ping, inspect) broadcasts on a fanout exchange: a binding made by one
+    process must route the messages another publishes, so the bindings live in the file."""
+    from kombu import Connection, Exchange, Queue
+
+    from myapp import broker  # noqa: F401
+    from myapp.config import celery_settings
+
+    options = celery_settings(tmp_path, None)["broker_transport_options"]
+    exchange = Exchange("bcast", type="fanout")
+    with Connection("myappsql://", transport_options=options) as consumer:
+        for name in ("w1", "w2"):
+            Queue(name, exchange)(consumer.default_channel).declare()
+        with Connection("myappsql://", transport_options=options) as producer:
+            producer.Producer(exchange=exchange).publish({"ping": 1}, declare=[])
+        channel = consumer.default_channel
+        assert channel._size("w1") == 1 and channel._size("w2") == 1
+        Queue("w1", exchange)(channel).delete()
+        assert channel.get_table("bcast") == [("", "", "w2")]
 
 
 @pytest.fixture()
@@ -107,14 +143,26 @@ def fake_default_backend(app):
 
 @pytest.mark.slow  # starts a Celery worker
 def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catalog):
+    """One request drives the run to its end: the worker asks again itself while it has more to do."""
+    from myapp import reconcile_requests
+    from myapp.extensions import db
+    from myapp.models import PipelineRun
+
     run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
-    state = None
-    for _ in range(10):  # what beat's tick does
-        state = celery_worker.send_task("myapp.reconcile_run", args=[run_id]).get(timeout=30)
-        if state == "succeeded":
-            break
-    assert state == "succeeded"
+    with app.app_context():
+        assert reconcile_requests.request(celery_worker, [run_id]) == [run_id]
+
+    def state():
+        with app.app_context():
+            run = db.session.get(PipelineRun, run_id)
+            db.session.commit()
+            return run.state.value if run.is_finished else None
+
+    assert wait_until(state, timeout=30, what="the worker to finish the run") == "succeeded"
     assert set(fake_default_backend.creations.values()) == {1} and len(fake_default_backend.creations) == 2
+    with app.app_context():
+        run = db.session.get(PipelineRun, run_id)
+        assert run.next_reconcile_at is None  # finished: beat never looks at it again
 
 
 @pytest.mark.slow  # starts a Celery worker

@@ -38,6 +38,8 @@ export type PipelineGraph = Schemas["PipelineGraph"];
 export type GraphPayload = Schemas["Graph"];
 export type GraphTaskPayload = Schemas["GraphTask"];
 export type PipelineExport = Schemas["PipelineExport"];
+export type WebhookSecret = Schemas["WebhookSecret"];
+export type WebhookEvent = Pipeline["webhook_events"][number];
 export type PipelineRun = Schemas["PipelineRunOut"];
 export type RunState = PipelineRun["state"];
 export type TaskRun = Schemas["TaskRunOut"];
@@ -83,6 +85,10 @@ export type Quota = Schemas["QuotaOut"];
 export type Amount = Schemas["Amount"];
 export type GroupUsage = Schemas["GroupUsage"];
 export type UsageReport = Schemas["UsageReport"];
+/** Admin limits (GET /api/v1/limits/): the platform's, and each project's limit of runs running at once. */
+export type Limits = Schemas["LimitsOut"];
+export type PlatformLimit = Schemas["PlatformLimitOut"];
+export type ProjectLimit = Schemas["ProjectLimitOut"];
 
 // ---- project members (owners manage them) and users (admins manage them) --------------------------------
 export type Member = Schemas["MemberOut"];

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from flask_appbuilder import AppBuilder
+from flask_appbuilder.security.schemas import login_post
 
-from .admin import ClusterApi, QuotaApi, ResourceGroupApi
+from .admin import ClusterApi, LimitApi, QuotaApi, ResourceGroupApi
 from .catalog import ImageApi, JobTemplateApi
 from .me import MeApi
 from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
@@ -12,12 +13,14 @@ from .users import UserAccountApi
 from .workspace import ImageBuildApi, InferenceServiceApi, ModelVersionApi, NotebookApi
 
 APIS = (
-    MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, QuotaApi, ImageApi, JobTemplateApi,
+    MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, QuotaApi, LimitApi, ImageApi, JobTemplateApi,
     PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi,
     NotebookApi, ModelVersionApi, InferenceServiceApi, ImageBuildApi,
 )
 
 
 def register_apis(appbuilder: AppBuilder) -> None:
+    # FAB's JWT login reads payload["provider"], which its schema leaves optional: a body without one was a 500.
+    login_post.fields["provider"].required = True
     for api in APIS:
         appbuilder.add_api(api)

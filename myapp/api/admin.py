@@ -1,4 +1,4 @@
-"""Clusters, resource groups and quotas: admins manage them (FAB role permissions)."""
+"""Clusters, resource groups, quotas and limits: admins manage them (FAB role permissions)."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -10,12 +10,14 @@ from marshmallow import ValidationError, fields, post_load, validate, validates_
 
 from ..extensions import db
 from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
-from ..models import Cluster, ClusterKind, Project, Quota, ResourceGroup, Task
+from ..models import Cluster, ClusterKind, PipelineRun, PlatformSetting, Project, Quota, ResourceGroup, RunState, Task
+from ..pipelines import scheduling
 from ..rendering.quantity import format_cpu, format_memory, parse_quantity
 from .base import Ref, ResourceApi
 from .errors import ApiError
-from .responses import CAPACITY_FIELDS, USAGE
-from .routing import route
+from .responses import CAPACITY_FIELDS, LIMITS, PROJECT_LIMIT, USAGE
+from .routing import json_body, route
+from .scope import current_user
 
 
 class CapacityFields(StrictSchema):
@@ -74,6 +76,10 @@ class ClusterApi(ResourceApi):
     def before_delete(self, obj: Cluster) -> None:
         if db.session.scalar(sa.select(ResourceGroup.id).filter_by(cluster_id=obj.id).limit(1)):
             raise ApiError("cluster still has resource groups; delete them first", status=409)
+
+    def before_save(self, obj: Cluster, data: dict[str, Any], creating: bool) -> None:
+        if not creating and data.get("enabled") is True:
+            scheduling.wake_unfinished()  # what waited for the cluster goes on at the next tick
 
 
 class ResourceGroupSchema(CapacityFields):
@@ -135,3 +141,66 @@ class QuotaApi(ResourceApi):
         from ..usage import usage_report
 
         return jsonify(items=usage_report())
+
+
+class PlatformLimitsSchema(StrictSchema):
+    """null: back to the config's default."""
+
+    max_backfill_days = Int(*scheduling.LIMIT_RANGES["max_backfill_days"], allow_none=True)
+    min_schedule_interval = Int(*scheduling.LIMIT_RANGES["min_schedule_interval"], allow_none=True)
+
+
+class ProjectLimitSchema(StrictSchema):
+    max_running_runs = Int(1, 10_000, required=True, allow_none=True)
+
+
+class LimitApi(ResourceApi):
+    """Platform-wide limits (backfill length, minimum schedule interval) and each project's limit of runs
+    running at once; what they do is in myapp/pipelines/scheduling.py."""
+
+    resource_name = "limits"
+    class_permission_name = "Limits"
+    model = PlatformSetting
+    label = "limit"
+    scope = "admin"
+    include_route_methods = {"get_limits", "set_limits", "set_project_limit"}
+
+    @route("/", summary="The platform's limits (value, config default) and each project's limit of running runs",
+           response=LIMITS)
+    def get_limits(self):
+        return jsonify(_limits())
+
+    @route("/", methods=("PUT",), permission="write", body=PlatformLimitsSchema,
+           summary="Set platform limits; null goes back to the config default", response=LIMITS)
+    def set_limits(self):
+        values = PlatformLimitsSchema().load(json_body())
+        for name, value in values.items():
+            scheduling.set_limit(name, value, current_user().id)
+        return jsonify(_limits())
+
+    @route("/project/<int:pk>", methods=("PUT",), permission="write", body=ProjectLimitSchema,
+           summary="Set a project's limit of runs running at once (null: none); runs beyond it wait queued",
+           response=PROJECT_LIMIT)
+    def set_project_limit(self, pk: int):
+        project = db.session.get(Project, pk)
+        if project is None:
+            raise ApiError(f"project {pk} not found", status=404)
+        project.max_running_runs = ProjectLimitSchema().load(json_body())["max_running_runs"]
+        scheduling.wake_unfinished(project.id)  # a raised limit lets waiting runs start at the next tick
+        return jsonify(_project_limits(project.id)[0])
+
+
+def _project_limits(project_id: int | None = None) -> list[dict[str, Any]]:
+    counts = sa.select(PipelineRun.project_id, PipelineRun.state, sa.func.count()).where(
+        PipelineRun.state.in_([RunState.QUEUED, RunState.RUNNING])).group_by(PipelineRun.project_id, PipelineRun.state)
+    projects = sa.select(Project.id, Project.name, Project.max_running_runs).order_by(Project.name)
+    if project_id is not None:
+        counts, projects = counts.where(PipelineRun.project_id == project_id), projects.where(Project.id == project_id)
+    runs = {(pid, state): n for pid, state, n in db.session.execute(counts)}
+    return [{"id": pid, "name": name, "max_running_runs": most, "running": runs.get((pid, RunState.RUNNING), 0),
+             "queued": runs.get((pid, RunState.QUEUED), 0)} for pid, name, most in db.session.execute(projects)]
+
+
+def _limits() -> dict[str, Any]:
+    return {"platform": scheduling.limits(), "projects": _project_limits()}
+

@@ -9,12 +9,15 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import fields, validate
 
+from .. import reconcile_requests
 from ..extensions import db
 from ..fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task, TaskRun
 from ..models.base import utcnow
 from ..pipelines.dag import find_cycle
-from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, save_task, task_values
+from ..pipelines.notify import new_secret
+from ..pipelines.scheduling import check_schedule
+from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_webhook, save_task, task_values
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
 from .errors import ApiError, FieldError, domain_error
 from .responses import (
@@ -29,14 +32,20 @@ from .responses import (
     TASK_LOGS,
     TASK_METRICS,
     TASK_RUN_OUTPUT,
+    WEBHOOK_SECRET,
 )
 from .routing import json_body, on_commit, route
 from .scope import check_project, current_user
 
 
-def enqueue(task_name: str, *args) -> None:
-    """Hand work to the Celery workers (the web process never runs jobs itself)."""
-    current_app.extensions["celery"].send_task(task_name, args=list(args))
+def enqueue(task_name: str, *args, queue: str = reconcile_requests.ACTIONS_QUEUE) -> None:
+    """Hand work to the Celery workers (the web process never runs jobs itself), on the user actions'
+    queue unless told; reconciles are de-duplicated (at most one pending per run)."""
+    celery = current_app.extensions["celery"]
+    if task_name == "myapp.reconcile_run":
+        reconcile_requests.request(celery, args, queue)
+    else:
+        celery.send_task(task_name, args=list(args), queue=queue)
 
 
 class PipelineSchema(PipelineSettingsSchema):
@@ -82,6 +91,11 @@ class GraphSchema(StrictSchema):
     edges = fields.List(fields.Nested(GraphEdgeSchema), load_default=list, validate=validate.Length(max=20000))
 
 
+def _no_store(response: Any) -> Any:
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 def present_row(obj: Any) -> dict[str, Any]:
     model: Any = type(obj)
     return {c: to_json_value(getattr(obj, c)) for c in column_names(model)}
@@ -96,10 +110,34 @@ class PipelineApi(ResourceApi):
     parent = ("project_id", Project)
     filters = ("project_id", "name", "paused")
     orders = ("id", "name", "created_at", "updated_at")
+    # The webhook's signing key is shown only by webhook_secret below, never in lists or objects.
+    columns = tuple(c for c in column_names(Pipeline) if c != "webhook_secret")
 
     def before_save(self, obj: Pipeline, data: dict, creating: bool) -> None:
         if creating:
             obj.created_by_id = current_user().id
+        stored: list[str | None] = list(sa.inspect(obj).attrs.webhook_url.history.deleted)  # before, if changed
+        check_webhook(obj, None if creating else (stored or [obj.webhook_url])[0])
+        old_schedule: list[str | None] = list(sa.inspect(obj).attrs.schedule.history.deleted)  # before, if changed
+        check_schedule(obj.schedule, None if creating else (old_schedule or [obj.schedule])[0])
+
+    # A POST, though it reads: the secret is for those who may write the pipeline (developers), and a
+    # POST is CSRF-checked and never cached; answers say no-store too.
+    @route("/<int:pk>/webhook_secret", methods=("POST",), permission="write",
+           summary="The webhook's signing secret (HMAC-SHA256 key of X-Myapp-Signature), for developers",
+           response=WEBHOOK_SECRET)
+    def webhook_secret(self, pk: int):
+        pipeline = self.load(pk, ProjectRole.DEVELOPER)
+        return _no_store(jsonify(secret=pipeline.webhook_secret))
+
+    @route("/<int:pk>/webhook_secret/rotate", methods=("POST",), permission="write",
+           summary="Replace the webhook's signing secret with a new one; deliveries from now on use it",
+           response=WEBHOOK_SECRET)
+    def rotate_webhook_secret(self, pk: int):
+        pipeline = self.load(pk, ProjectRole.DEVELOPER)
+        pipeline.webhook_secret = new_secret()
+        pipeline.updated_at = utcnow()
+        return _no_store(jsonify(secret=pipeline.webhook_secret))
 
     @route("/import", methods=("POST",), permission="write", body=PipelineYamlSchema,
            summary="Create or update a pipeline from YAML (tasks, depends_on, schedule)", response="model")
@@ -123,8 +161,9 @@ class PipelineApi(ResourceApi):
         pipeline = self.load(pk, ProjectRole.DEVELOPER)
         span = BackfillSchema().load(json_body())
         run_ids = backfill(pipeline, span["start"], span["end"])
-        for run_id in run_ids:
-            on_commit(functools.partial(enqueue, "myapp.reconcile_run", run_id))
+        # Background work: a long backfill must not delay other users' runs and cancels.
+        on_commit(functools.partial(enqueue, "myapp.reconcile_run", *run_ids,
+                                    queue=reconcile_requests.BACKGROUND_QUEUE))
         return jsonify(run_ids=run_ids), 201
 
     @route("/<int:pk>/clone", methods=("POST",), permission="write", body=CloneSchema, status=201,

@@ -93,11 +93,20 @@ def add_components(api_spec: APISpec) -> None:
         if name not in api_spec.components.responses:
             api_spec.components.response(name, {
                 "description": description, "content": {"application/json": {"schema": ERROR}}})
+    api_spec.components.responses["400"] = FAB_BAD_REQUEST  # whichever view registers it first
+    for (path, method), answers in FAB_ANSWERS.items():  # FAB's views add their paths before ours
+        operation = api_spec._paths.get(path, {}).get(method)
+        if operation is not None:
+            operation["responses"].update(answers)
 
 
-def error_responses() -> dict[str, dict[str, str]]:
-    """The failures every operation may answer, by status: $refs to the responses add_components adds."""
-    return {status: {"$ref": f"#/components/responses/{name}"} for status, (name, _) in ERROR_RESPONSES.items()}
+def error_responses(writes: bool, stream: bool = False, body: bool = False) -> dict[str, dict[str, str]]:
+    """The failures an operation may answer, by status: $refs to the responses add_components adds
+    (409 only where it writes: a unique name taken, a member's role in the way; 413 only with a body;
+    429 only streams)."""
+    left_out = {"409": not writes, "413": not body, "429": not stream}
+    return {status: {"$ref": f"#/components/responses/{name}"} for status, (name, _) in ERROR_RESPONSES.items()
+            if not left_out.get(status)}
 
 
 # ---- Python types and SQLAlchemy columns -> JSON schema -------------------------------------------------
@@ -219,11 +228,25 @@ FIELD_REASON = component("FieldReason", obj({"field": STRING, "reason": STRING})
 # Every error (myapp/api/errors.py ApiError.response); errors only when a field is to blame.
 ERROR = component("Error", obj({"message": STRING, "errors": array(FIELD_REASON)}, optional=("errors",)))
 MESSAGE = component("Message", obj({"message": STRING}))
+# FAB's generic "400" (its /security/login) answers marshmallow's {field: [reasons]} as the message.
+FAB_BAD_REQUEST = {"description": "Bad request", "content": {"application/json": {"schema": obj(
+    {"message": {"anyOf": [STRING, {"type": "object", "additionalProperties": array(STRING)}]}}, strict=False)}}}
+# What FAB's own operations answer beyond what FAB's spec of them says: its login predates the sign-in
+# limits (myapp/logins.py), and its menu is not granted to the User role (myapp/security.py).
+FAB_ANSWERS = {
+    ("/api/v1/security/login", "post"): {"429": {
+        "description": "Too many sign-in attempts, or the account is locked (Retry-After)",
+        "content": {"application/json": {"schema": obj({"message": STRING, "retry_after": INTEGER})}}}},
+    ("/api/v1/menu/", "get"): {"403": {"$ref": "#/components/responses/403"}},
+}
 ERROR_RESPONSES = {
     "400": ("InvalidInput", "Invalid input: {message, errors: [{field, reason}]}"),
     "401": ("NotAuthenticated", "Not authenticated"),
     "403": ("NotAllowed", "Role does not allow this"),
     "404": ("NotFoundHere", "Not found, or not in your projects"),
+    "409": ("Conflict", "Conflicts with stored data (errors name the field when one is to blame)"),
+    "413": ("TooLarge", "The body is over MYAPP_MAX_BODY_BYTES"),
+    "429": ("TooManyStreams", "Too many open streams (Retry-After): myapp/api/streams.py"),
 }
 PAGE_META = component("PageMeta", obj({
     "count": {**INTEGER, "description": "rows matching the filters, on every page"},
@@ -261,6 +284,17 @@ GROUP_USAGE = component("GroupUsage", obj({
 }))
 USAGE = component("UsageReport", obj({"items": array(GROUP_USAGE)}))
 
+# ---- admin limits (myapp/api/admin.py LimitApi, myapp/pipelines/scheduling.py) -------------------------------
+PLATFORM_LIMIT = component("PlatformLimitOut", obj({
+    "value": INTEGER, "default": {**INTEGER, "description": "the config's (MYAPP_*), used when not set"},
+    "set": BOOLEAN, "minimum": INTEGER, "maximum": INTEGER, "help": STRING}))
+PROJECT_LIMIT = component("ProjectLimitOut", obj({
+    "id": INTEGER, "name": STRING, "max_running_runs": {**nullable(INTEGER), "description": "null: no limit"},
+    "running": INTEGER, "queued": INTEGER}))
+LIMITS = component("LimitsOut", obj({
+    "platform": obj({"max_backfill_days": PLATFORM_LIMIT, "min_schedule_interval": PLATFORM_LIMIT}),
+    "projects": array(PROJECT_LIMIT)}))
+
 # ---- job templates' argument schemas (myapp/rendering/args.py) ----------------------------------------------
 _ARG_TYPE = enum_of(TYPES)
 _ARG_KEYWORDS: dict[str, dict[str, Any]] = {
@@ -289,6 +323,8 @@ GRAPH = component("PipelineGraph", obj({
     "edges": array(ref("EdgeOut")),
 }))
 PIPELINE_EXPORT = component("PipelineExport", obj({"yaml": STRING}))
+WEBHOOK_SECRET = component("WebhookSecret", obj({"secret": {
+    **nullable(STRING), "description": "HMAC-SHA256 key of X-Myapp-Signature; null until the pipeline has a webhook"}}))
 RUN_ID = component("RunId", obj({"run_id": INTEGER}))
 RUN_IDS = component("RunIds", obj({"run_ids": array(INTEGER)}))
 MANIFESTS = component("TaskManifests", obj({"items": array(OBJECT)}))

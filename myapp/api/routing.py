@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from ..errors import DomainError
 from ..extensions import csrf, db
 from ..plain_data import MAX_DEPTH, NonFinite, problem
+from ..security import BEARER_VERIFIED
 from .errors import ApiError, domain_error, validation_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -28,10 +29,10 @@ def on_commit(callback: Callable[[], None]) -> None:
 
 
 def check_csrf() -> None:
-    """Browser sessions must send the CSRF token; bearer-token clients cannot be forged cross-site."""
-    if request.method in SAFE_METHODS:
-        return
-    if request.headers.get("Authorization", "").lower().startswith("bearer "):
+    """Browser sessions must send the CSRF token; bearer-token clients cannot be forged cross-site.
+    Only a Bearer token verified for this request (myapp.security.bearer_only, which then ignores the
+    cookie) skips the check: a dummy header next to a session cookie is a 401, never a bypass."""
+    if request.method in SAFE_METHODS or g.get(BEARER_VERIFIED):
         return
     csrf.protect()
 

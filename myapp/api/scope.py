@@ -8,9 +8,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from flask import g
 
+from ..claims import PROJECT_CLAIM
 from ..extensions import appbuilder, cache, db
 from ..models import ProjectMember, ProjectRole
-from ..security import PROJECT_CLAIM, run_claims
+from ..security import run_claims
 from .errors import ApiError, Forbidden, NotFound
 
 

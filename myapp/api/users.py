@@ -2,13 +2,15 @@
 
 Admins only (FAB role permission: the `User` role is not granted `UserAccount`). FAB's generic
 security API (`/api/v1/security/users/`) is not what the UI uses: it takes any password and knows
-nothing of the rules here (a password of at least 12 characters; an admin keeps their own admin
+nothing of the rules here (the password policy of myapp/passwords.py; an admin keeps their own admin
 flag and stays active). Passwords are never echoed back nor logged; a generated one is answered
 once, in the response to the request that made it.
 
 A deactivated user cannot sign in (FAB's `auth_user_db` refuses inactive users, for the browser
 session and `/api/v1/security/login`), and FAB's user loaders refuse them on every request, so
-their session cookie and JWTs stop working at once (a JWT answers 401).
+their session cookie and JWTs stop working at once (a JWT answers 401). A password reset ends all
+of the user's sessions and JWTs (myapp.logins), but for the browser session of an admin resetting
+their own. An account locked after failed sign-ins is unlocked here.
 """
 from __future__ import annotations
 
@@ -17,22 +19,24 @@ import secrets
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app, jsonify
+from flask import current_app, jsonify, session
 from marshmallow import ValidationError, fields, validate, validates_schema
 from werkzeug.security import generate_password_hash
 
 from ..extensions import appbuilder, db
 from ..fields import StrictSchema
+from ..logins import SESSION_KEY, end_all_sessions, lift_lockout
 from ..models import User
+from ..passwords import MAX_LENGTH as PASSWORD_MAX_LENGTH
+from ..passwords import MIN_LENGTH as PASSWORD_MIN_LENGTH
+from ..passwords import check_password
 from ..security import ADMIN_ROLE, USER_ROLE
 from .base import ResourceApi
 from .errors import FieldError
-from .responses import BOOLEAN, NEW_USER, PASSWORD_CHANGED
+from .responses import BOOLEAN, MESSAGE, NEW_USER, PASSWORD_CHANGED
 from .routing import json_body, route
 from .scope import current_user
 
-PASSWORD_MIN_LENGTH = 12
-PASSWORD_MAX_LENGTH = 256
 USERNAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]*$"
 
 
@@ -91,11 +95,13 @@ def hash_password(password: str) -> str:
     )
 
 
-def chosen_password(data: dict[str, Any]) -> tuple[str, str | None]:
-    """(the password, the same if the server generated it: to be shown once)."""
+def chosen_password(data: dict[str, Any], username: str) -> tuple[str, str | None]:
+    """(the password, the same if the server generated it: to be shown once); a given one must meet
+    the password policy (400 naming `password`)."""
     if data.get("generate_password"):
         generated = secrets.token_urlsafe(15)  # 20 characters
         return generated, generated
+    check_password(data["password"], username)
     return data["password"], None
 
 
@@ -153,7 +159,7 @@ class UserAccountApi(ResourceApi):
         data = UserCreateSchema().load(json_body())
         self._check_free("username", data["username"])
         self._check_free("email", data["email"])
-        password, generated = chosen_password(data)
+        password, generated = chosen_password(data, data["username"])
         sm = appbuilder.sm
         user = sm.add_user(data["username"], data["first_name"], data.get("last_name", ""), data["email"],
                            [sm.find_role(USER_ROLE)], hashed_password=hash_password(password), commit=False)
@@ -193,12 +199,23 @@ class UserAccountApi(ResourceApi):
            response=PASSWORD_CHANGED)
     def reset_password(self, pk: int):
         user = self.load(pk)
-        password, generated = chosen_password(PasswordResetSchema().load(json_body()))
+        password, generated = chosen_password(PasswordResetSchema().load(json_body()), user.username)
         user.password = hash_password(password)
         user.fail_login_count = 0
+        # Whoever knew the old password is signed out everywhere; an admin changing their own keeps
+        # the browser session they are using.
+        keep = session.get(SESSION_KEY) if current_user().id == user.id else None
+        end_all_sessions(user.id, keep=keep)
         self._touch(user)
         db.session.flush()
         out: dict[str, Any] = {"message": f"password of {user.username} changed"}
         if generated:
             out["generated_password"] = generated
         return jsonify(out)
+
+    @route("/<int:pk>/unlock", methods=("POST",), permission="write", response=MESSAGE,
+           summary="Lift the lockout of an account locked after too many failed sign-ins (admins)")
+    def unlock(self, pk: int):
+        user = self.load(pk)
+        was_locked = lift_lockout(user.id)
+        return jsonify(message=f"{user.username} {'unlocked' if was_locked else 'was not locked'}")

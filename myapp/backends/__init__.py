@@ -2,12 +2,14 @@
 from .base import (  # noqa: F401
     Backend,
     BackendError,
+    InvalidManifest,
     JobRef,
     JobState,
     LogArchive,
     LogLine,
     MetricSample,
     ObjectRef,
+    PermanentBackendError,
     Status,
     UnsupportedKind,
 )

@@ -82,11 +82,22 @@ class MetricSample:
 
 
 class BackendError(RuntimeError):
-    """The backend could not do what was asked (after its own retries); the message says why."""
+    """The backend could not do what was asked (after its own retries); the message says why.
+
+    Transient unless it is a PermanentBackendError: the same call may succeed later (an unreachable
+    API server, a timeout), so the controller tries again a bounded number of times."""
 
 
-class UnsupportedKind(BackendError):
+class PermanentBackendError(BackendError):
+    """Asking again cannot help: the attempt fails at once with this reason."""
+
+
+class UnsupportedKind(PermanentBackendError):
     """This backend cannot run this kind at all (e.g. Kaniko or Istio routing on the local backend)."""
+
+
+class InvalidManifest(PermanentBackendError):
+    """The manifests themselves are refused (missing fields, rejected by the API server's validation)."""
 
 
 @runtime_checkable
@@ -116,6 +127,12 @@ class Backend(Protocol):
 
     def delete_secret(self, namespace: str, name: str) -> None:
         """Delete the Secret; one already gone is fine (idempotent)."""
+
+    def changed_runs(self) -> set[int]:
+        """Runs whose jobs started or finished since the last call, each change reported once (beat
+        reconciles them at once instead of at their timer). A backend without such events keeps this
+        default (it must then subclass Backend to inherit it): the timers alone find its changes."""
+        return set()
 
 
 class LogArchive(Protocol):

@@ -50,6 +50,17 @@ def backend_for(task: Task) -> Backend:
         return _backends[key]
 
 
+def changed_runs() -> set[int]:
+    """Beat's events: the runs whose jobs changed on any backend in use (the default one always, so
+    a worker that has not reconciled anything yet still reads the local jobs' markers)."""
+    key = ("default", current_app.config["MYAPP_BACKEND"])
+    with _lock:
+        if key not in _backends:
+            _backends[key] = _local()
+        backends = list(_backends.values())
+    return set().union(*(backend.changed_runs() for backend in backends))
+
+
 def log_archive() -> FileLogArchive:
     """Where finished attempts' logs are kept, in the instance folder (shared by web and workers)."""
     return FileLogArchive(Path(current_app.config["INSTANCE_PATH"]) / "logs")

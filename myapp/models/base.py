@@ -33,6 +33,15 @@ class IdMixin:
     id: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
 
 
+def never_reuse_ids() -> None:
+    """SQLite AUTOINCREMENT on every table of the metadata (its DDL adds it only to a table whose
+    key is one integer column that is no foreign key; the other tables are unchanged)."""
+    from flask_appbuilder import Model
+
+    for table in Model.metadata.tables.values():
+        table.dialect_kwargs["sqlite_autoincrement"] = True
+
+
 class TimestampMixin:
     created_at: Mapped[dt.datetime] = mapped_column(
         sa.DateTime(timezone=True), default=utcnow, nullable=False

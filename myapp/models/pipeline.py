@@ -25,6 +25,11 @@ class TriggerRule(str, enum.Enum):
     ONE_FAILED = "one_failed"
 
 
+# A pipeline's webhook events: a run's outcomes, and a task that failed for good (no retry left).
+RUN_EVENTS = ("run.failed", "run.succeeded", "run.cancelled")
+WEBHOOK_EVENTS = (*RUN_EVENTS, "task.failed")
+
+
 class Pipeline(IdMixin, TimestampMixin, Model):
     __tablename__ = "pipeline"
     __table_args__ = (
@@ -48,6 +53,11 @@ class Pipeline(IdMixin, TimestampMixin, Model):
     )
     depends_on_past: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
     webhook_url: Mapped[str | None] = mapped_column(sa.String(2048))
+    # Which events call the webhook (myapp.pipelines.notify.EVENTS); by default every run outcome.
+    webhook_events: Mapped[list[str]] = mapped_column(
+        JSONType, default=lambda: list(RUN_EVENTS), nullable=False)
+    # HMAC key of the webhook's signature, made by the server (notify.new_secret); never in YAML or lists.
+    webhook_secret: Mapped[str | None] = mapped_column(sa.String(128))
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))
 
     tasks: Mapped[list[Task]] = relationship(

@@ -33,6 +33,9 @@ class Project(IdMixin, TimestampMixin, Model):
     # Kubernetes namespace jobs of this project run in; DNS-1123 label, never a reserved one
     # (myapp.rendering.context.reserved_namespace: the API refuses it, rendering again).
     namespace: Mapped[str] = mapped_column(sa.String(63), unique=True, nullable=False)
+    # Admin-set (myapp/api/admin.py): at most this many runs of the project run at once, the rest
+    # wait queued (myapp/pipelines/scheduling.py); None: no limit.
+    max_running_runs: Mapped[int | None] = mapped_column(sa.Integer)
 
     members: Mapped[list[ProjectMember]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True

@@ -68,6 +68,7 @@ class PipelineRun(IdMixin, _Stateful, Model):
         sa.Index("ix_pipeline_run_project_id_id", "project_id", "id"),
         sa.Index("ix_pipeline_run_pipeline_state", "pipeline_id", "state"),
         sa.Index("ix_pipeline_run_project_state_id", "project_id", "state", "id"),
+        sa.Index("ix_pipeline_run_next_reconcile_at", "next_reconcile_at"),
     )
     _transitions = RUN_TRANSITIONS
     _terminal = RUN_TERMINAL
@@ -92,6 +93,12 @@ class PipelineRun(IdMixin, _Stateful, Model):
     only_task_id: Mapped[int | None] = mapped_column(sa.ForeignKey("task.id", ondelete="CASCADE"))
     # Written first by every reconcile pass: the row lock that serializes controllers on one run.
     reconciled_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    # A reconcile is queued for the run (set only where it was NULL, cleared when one starts): at
+    # most one pending per run, whatever the broker (myapp/reconcile_requests.py).
+    reconcile_requested_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    # When beat should next look at the run (the controller's timer: next poll, a retry's backoff,
+    # a timeout); NULL once it has finished. A new run is due at once.
+    next_reconcile_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), default=utcnow)
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
@@ -132,6 +139,10 @@ class TaskRun(IdMixin, _Stateful, Model):
     metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     # Where the backend runs it (myapp.backends.JobRef.as_dict()); set once submitted.
     backend_ref: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # Consecutive failed backend calls (submit, or status once submitted) and when to try again:
+    # bounded retries with backoff (myapp/pipelines/controller.py), then the attempt fails.
+    backend_errors: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
+    backend_retry_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))

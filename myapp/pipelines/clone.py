@@ -6,7 +6,8 @@ import sqlalchemy as sa
 from ..errors import FieldError, Kind
 from ..extensions import db
 from ..models import Edge, Pipeline, Task
-from .tasks import pipeline_values, save_task, task_values
+from .scheduling import check_schedule
+from .tasks import check_webhook, pipeline_values, save_task, task_values
 
 
 def clone_pipeline(source: Pipeline, name: str, user_id: int | None, paused: bool = True) -> Pipeline:
@@ -15,6 +16,8 @@ def clone_pipeline(source: Pipeline, name: str, user_id: int | None, paused: boo
         raise FieldError("name", f"already exists (name={name!r})", Kind.CONFLICT)
     pipeline = Pipeline(project_id=source.project_id, name=name, created_by_id=user_id,
                         **pipeline_values(source) | {"paused": paused})
+    check_webhook(pipeline, None)  # the URL checked again (the rules may have changed); a secret of its own
+    check_schedule(pipeline.schedule)  # so is the schedule (the admin's minimum interval may have risen)
     db.session.add(pipeline)
     db.session.flush()
     new_ids: dict[int, int] = {}

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 import sqlalchemy as sa
+from flask import current_app
 
 from .. import run_tokens
-from ..backends import Backend, BackendError, JobRef, JobState, LogArchive
+from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
 from ..contract import run_token_secret
 from ..extensions import db
 from ..models import (
@@ -37,12 +38,18 @@ from ..rendering import RenderError
 from ..task_manifests import render_task
 from .dag import Decision, decide, retry_delay, run_outcome
 from .macros import macro_values, substitute
-from .scheduling import admission
+from .scheduling import admission, disabled_cluster, project_full, run_task_ids
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
 MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
 SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
+# When a run with nothing to do now needs its next look (beat requests it then: myapp/reconcile_requests.py).
+# An active attempt is polled after a tenth of its age, between POLL_MIN and POLL_MAX: young jobs are
+# seen finishing within a tick, long ones cost a poll per POLL_MAX each.
+POLL_MIN, POLL_FRACTION, POLL_MAX = 1.0, 0.1, 15.0
+BACKOFF_MAX = 60.0  # seconds between two tries of a failing backend call, at most
+IDLE_RECHECK = 30.0  # a run waiting for another (admission, depends_on_past): the other's end requests it sooner
 # What a backend reports, as the state the task run takes: the one place the two enums meet.
 TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
     JobState.PENDING: TaskState.PENDING,
@@ -58,13 +65,17 @@ BackendFor = Callable[[Task], Backend]
 
 class RunController:
     def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow,
-                 on_finish: Callable[[int], None] = lambda run_id: None, archive: LogArchive | None = None):
+                 on_finish: Callable[[int], None] = lambda run_id: None, archive: LogArchive | None = None,
+                 on_task_failed: Callable[[int], None] = lambda task_run_id: None):
         self.backend_for = backend_for
         # With an archive, a finished attempt's logs are archived and its objects removed.
         self.archive = archive
         self.now = now
         self.on_finish = on_finish  # called after the commit that finished a run (webhooks)
         self._ended: set[int] = set()  # runs ended here: their token Secrets go after the commit
+        # Attempts failed with no retry left (task.failed webhooks), told after the pass's commit.
+        self.on_task_failed = on_task_failed
+        self._failed_for_good: list[TaskRun] = []
 
     # ---- public ---------------------------------------------------------------------------
     def reconcile(self, run_id: int) -> RunState | None:
@@ -74,6 +85,8 @@ class RunController:
                 break
         run = db.session.get(PipelineRun, run_id)
         state = run.state if run else None
+        if run is not None and run.is_finished and run.next_reconcile_at is not None:
+            run.next_reconcile_at = None  # beat never looks at it again
         db.session.commit()
         self._release_ended()
         return state
@@ -104,6 +117,7 @@ class RunController:
                 self.backend_for(task).cancel(JobRef.from_dict(attempt.backend_ref))
             attempt.transition(TaskState.CANCELLED, reason, self.now())
         run.transition(RunState.CANCELLED, reason, self.now())
+        run.next_reconcile_at = None
         self._revoke_token(run)
 
     # ---- one pass -------------------------------------------------------------------------
@@ -114,9 +128,15 @@ class RunController:
 
     def _admit(self, run: PipelineRun) -> str:
         """Apply the pipeline's run policy to a queued run (a started rerun keeps what succeeded
-        in its source run); returns start / wait / skip."""
+        in its source run) and the admin's limits; returns start / wait / skip. A waiting run says why."""
         pipeline = db.session.get(Pipeline, run.pipeline_id)
+        cluster = disabled_cluster(run_task_ids(run))
+        if cluster is not None:  # a disabled cluster takes no new runs
+            return self._wait(run, f"waiting: cluster {cluster} is disabled")
         verdict, to_cancel = admission(run, pipeline)
+        if verdict == "wait":
+            return self._wait(run, f"waiting: pipeline {pipeline.name} runs at most {pipeline.max_active_runs} "
+                                   "at once (max_active_runs)")
         if verdict == "skip":
             run.transition(RunState.CANCELLED, "skipped: the previous run is still going", self.now())
         elif verdict == "start":
@@ -124,11 +144,19 @@ class RunController:
                 older = self._lock(other)  # newer runs lock older ones only: no lock cycles
                 if older is not None and not older.is_finished:
                     self._cancel_locked(older, f"cancelled by newer run {run.id}")
+            full = project_full(run)  # the project row is locked last: see project_full
+            if full is not None:
+                return self._wait(run, full)
             run.transition(RunState.RUNNING, None, self.now())
             run_tokens.issue(run, self.now())  # the run's API token, before any attempt exists
             if run.rerun_of_id:
                 self._copy_succeeded(run)
         return verdict
+
+    def _wait(self, run: PipelineRun, reason: str) -> str:
+        if run.reason != reason:
+            run.reason = reason
+        return "wait"
 
     def _blocked_by_past(self, run: PipelineRun, ready: tuple[int, ...]) -> set[int]:
         """depends_on_past: a task waits until it succeeded (or was skipped) in the previous run."""
@@ -165,6 +193,7 @@ class RunController:
 
     def _pass(self, run_id: int) -> bool:
         """One pass under the run-row lock; True if it changed something (another may go further)."""
+        self._failed_for_good.clear()  # what a failed pass recorded was rolled back
         run = self._lock(run_id)
         if run is None or run.is_finished:
             if run is not None:  # ended by a pass that died before its Secrets went: finish that
@@ -189,11 +218,35 @@ class RunController:
         changed |= self._start_ready(run, tasks, decision.ready)
         if self._finish_run(run, tasks, final):
             return False
+        # Changed: another pass follows (or, past MAX_PASSES, the task requests one at once).
+        run.next_reconcile_at = self.now() if changed else self._next_look(tasks, attempts)
         db.session.commit()
+        self._tell_task_failures()
         return changed
+
+    def _next_look(self, tasks: dict[int, Task], attempts: dict[int, TaskRun]) -> dt.datetime:
+        """When a run where nothing changed this pass next needs a look: the next poll of an active
+        attempt, a timeout, a failed submit to try again, a retry's backoff; else IDLE_RECHECK."""
+        now = self.now()
+        times = [now + dt.timedelta(seconds=IDLE_RECHECK)]
+        for attempt in attempts.values():
+            task = tasks[attempt.task_id]
+            if attempt.state in TASK_ACTIVE:
+                since = _aware(attempt.submitted_at or attempt.created_at)
+                age = (now - since).total_seconds()
+                times.append(now + dt.timedelta(seconds=min(POLL_MAX, max(POLL_MIN, age * POLL_FRACTION))))
+                if task.timeout:
+                    times.append(since + dt.timedelta(seconds=task.timeout))
+            elif attempt.state == TaskState.QUEUED:
+                times.append(max(now + dt.timedelta(seconds=POLL_MIN), _aware(attempt.backend_retry_at or now)))
+            elif attempt.state == TaskState.FAILED and attempt.attempt <= task.retries and attempt.finished_at:
+                times.append(_aware(attempt.finished_at)
+                             + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt)))
+        return min(times)
 
     def _not_started(self, run: PipelineRun, verdict: str) -> bool:
         """A queued run that waits, or was skipped (finished: webhooks, and no further pass)."""
+        run.next_reconcile_at = None if verdict == "skip" else self.now() + dt.timedelta(seconds=IDLE_RECHECK)
         db.session.commit()
         if verdict == "skip":
             self.on_finish(run.id)
@@ -270,8 +323,10 @@ class RunController:
         state = RunState.SUCCEEDED if outcome == TaskState.SUCCEEDED else RunState.FAILED
         failed = sorted(tasks[t].name for t, s in final.items() if s == TaskState.FAILED)
         run.transition(state, f"failed tasks: {', '.join(failed)}" if failed else None, self.now())
+        run.next_reconcile_at = None
         self._revoke_token(run)
         db.session.commit()
+        self._tell_task_failures()
         self.on_finish(run.id)
         return True
 
@@ -286,7 +341,18 @@ class RunController:
             attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task))
         except RenderError as exc:
             attempt.transition(TaskState.FAILED, f"cannot render: {exc}", self.now())
+            self._failed(attempt, task)
         return True
+
+    def _failed(self, attempt: TaskRun, task: Task) -> None:
+        """An attempt has just failed; with no retry left, the task has failed for good (task.failed)."""
+        if attempt.attempt > task.retries:
+            self._failed_for_good.append(attempt)
+
+    def _tell_task_failures(self) -> None:
+        for attempt in self._failed_for_good:
+            self.on_task_failed(attempt.id)
+        self._failed_for_good.clear()
 
     def _args(self, run: PipelineRun, task: Task) -> dict:
         pipeline = db.session.get(Pipeline, run.pipeline_id)
@@ -297,21 +363,50 @@ class RunController:
         return substitute(task.args, values)
 
     def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task) -> bool:
+        """Submit a queued attempt, unless its cluster is disabled (it waits, saying so) or the backoff
+        after a failed try is not over. An error that cannot pass (PermanentBackendError) fails the
+        attempt at once; another is tried MYAPP_SUBMIT_ATTEMPTS times, then fails it with the reason."""
         if attempt.state != TaskState.QUEUED or not attempt.manifests:
+            return False
+        cluster = disabled_cluster([task.id])
+        if cluster is not None:
+            if attempt.reason != (reason := f"waiting: cluster {cluster} is disabled"):
+                attempt.reason = reason
+            return False
+        if attempt.backend_retry_at is not None and self.now() < _aware(attempt.backend_retry_at):
             return False
         try:
             backend = self.backend_for(task)
             self._put_token(run, attempt, backend)
             ref = backend.submit(attempt.manifests)
+        except PermanentBackendError as exc:
+            attempt.transition(TaskState.FAILED, f"cannot run: {exc}", self.now())
+            self._failed(attempt, task)
+            return True
         except BackendError as exc:
-            attempt.reason = f"submit failed, will retry: {exc}"
-            log.warning("run %s task %s attempt %s: %s", run.id, task.name, attempt.attempt, exc)
-            return False
+            log.warning("run %s task %s attempt %s: submit: %s", run.id, task.name, attempt.attempt, exc)
+            return self._backend_failed(attempt, task, "submit", exc, current_app.config["MYAPP_SUBMIT_ATTEMPTS"])
+        attempt.backend_errors, attempt.backend_retry_at = 0, None
         attempt.backend_ref = ref.as_dict()
         attempt.backend = ref.backend
         attempt.submitted_at = self.now()
         attempt.transition(TaskState.PENDING, None, self.now())
         return True
+
+    def _backend_failed(self, attempt: TaskRun, task: Task, call: str, exc: BackendError, tries: int) -> bool:
+        """A backend call of this attempt failed again: wait MYAPP_BACKEND_RETRY_SECONDS, doubling up to
+        BACKOFF_MAX, before the next try; the tries-th failure in a row fails the attempt. True if it did."""
+        attempt.backend_errors += 1
+        if attempt.backend_errors >= tries:
+            attempt.backend_retry_at = None
+            attempt.transition(TaskState.FAILED, f"{call} failed after {attempt.backend_errors} tries: {exc}",
+                               self.now())
+            self._failed(attempt, task)
+            return True
+        delay = min(BACKOFF_MAX, current_app.config["MYAPP_BACKEND_RETRY_SECONDS"] * 2 ** (attempt.backend_errors - 1))
+        attempt.backend_retry_at = self.now() + dt.timedelta(seconds=delay)
+        attempt.reason = f"{call} failed (try {attempt.backend_errors} of {tries}), next in {delay:g} s: {exc}"
+        return False
 
     # ---- the run's platform API token (myapp/run_tokens.py) -------------------------------------
     def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend) -> None:
@@ -373,12 +468,22 @@ class RunController:
             if elapsed > task.timeout:
                 backend.cancel(ref)
                 attempt.transition(TaskState.FAILED, f"timed out after {task.timeout}s", self.now())
+                self._failed(attempt, task)
                 return True
+        if attempt.backend_retry_at is not None and self.now() < _aware(attempt.backend_retry_at):
+            return False  # backing off after failed polls
         try:
             status = backend.status(ref)
         except BackendError as exc:
-            attempt.reason = f"status unavailable: {exc}"
-            return False
+            if not self._backend_failed(attempt, task, "status", exc, current_app.config["MYAPP_STATUS_ATTEMPTS"]):
+                return False
+            try:  # failed here: it must not go on running unseen (a retry would run beside it)
+                backend.cancel(ref)
+            except BackendError as cancel_error:
+                attempt.reason = f"{attempt.reason} (cancel failed too: {cancel_error})"
+            return True
+        if attempt.backend_errors:
+            attempt.backend_errors, attempt.backend_retry_at = 0, None
         new = TASK_STATE_OF_JOB[status.state]
         if new == TaskState.RUNNING and ref.primary.kind in SERVICE_KINDS:
             # A service task is done when it serves; it keeps running after the run ends.
@@ -396,6 +501,8 @@ class RunController:
             return False
         if status.exit_code is not None:
             attempt.exit_code = status.exit_code
+        if new == TaskState.FAILED:
+            self._failed(attempt, task)
         if attempt.is_finished and self.archive is not None:
             try:
                 attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]

@@ -22,12 +22,14 @@ from ..fields import DnsLabel
 from ..models import Edge, JobTemplate, Pipeline, Project, ResourceGroup, Task
 from ..plain_data import MAX_DEPTH, problem
 from .dag import find_cycle
+from .scheduling import check_schedule
 from .tasks import (
     PIPELINE_DEFAULTS,
     PIPELINE_SETTINGS,
     TASK_DEFAULTS,
     PipelineSettingsSchema,
     TaskSettingsSchema,
+    check_webhook,
     save_task,
 )
 
@@ -77,7 +79,10 @@ def load_yaml(text: str) -> Any:
     and only values a database can store; errors name `yaml`."""
     if len(text) > MAX_YAML_CHARS:
         raise FieldError("yaml", f"is longer than {MAX_YAML_CHARS} characters")
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # its reader refuses control characters here, before any parsing
+    except yaml.YAMLError as exc:
+        raise FieldError("yaml", f"is not valid YAML: {exc}") from None
     try:
         node = loader.get_single_node()
         if node is not None and _yaml_node_count(node) > MAX_YAML_NODES:
@@ -164,8 +169,11 @@ def apply(spec: dict[str, Any], project: Project, user_id: int | None) -> Pipeli
     if pipeline is None:
         pipeline = Pipeline(project_id=project.id, name=spec["name"], created_by_id=user_id)
         db.session.add(pipeline)
+    previous_url, previous_schedule = pipeline.webhook_url, pipeline.schedule
     for key in PIPELINE_SETTINGS:
         setattr(pipeline, key, spec[key] if key in spec else copy.deepcopy(PIPELINE_DEFAULTS[key]))
+    check_webhook(pipeline, previous_url)  # the YAML never carries the secret: it stays, or is made here
+    check_schedule(pipeline.schedule, previous_schedule)  # the admin's minimum schedule interval
     db.session.flush()
     existing = {t.name: t for t in db.session.scalars(sa.select(Task).filter_by(pipeline_id=pipeline.id))}
     db.session.execute(sa.delete(Edge).where(Edge.pipeline_id == pipeline.id))

@@ -19,12 +19,14 @@ from ..errors import FieldError, Kind
 from ..extensions import db
 from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema, cron_expression, enum_field
 from ..models import ConcurrencyPolicy, JobTemplate, Pipeline, ResourceGroup, Task, TriggerRule
+from ..models.pipeline import WEBHOOK_EVENTS
 from ..rendering import ArgumentError
 from ..task_manifests import check_task_inputs
+from .notify import check_url, new_secret
 
 # What a user sets on a pipeline besides its project and name (clone copies them, YAML carries them).
 PIPELINE_SETTINGS = ("description", "schedule", "parameters", "paused", "max_active_runs", "concurrency_policy",
-                     "depends_on_past", "webhook_url")
+                     "depends_on_past", "webhook_url", "webhook_events")
 # What a task is besides its name and template; each has a default.
 TASK_SETTINGS = ("args", "resources", "resource_group_id", "retries", "retry_delay", "timeout", "trigger_rule",
                  "position")
@@ -61,7 +63,11 @@ class PipelineSettingsSchema(StrictSchema):
     max_active_runs = Int(1, 100)
     concurrency_policy = enum_field(ConcurrencyPolicy)
     depends_on_past = fields.Boolean()
-    webhook_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"})
+    webhook_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"},
+                             validate=validate.Length(max=2048))
+    # Which events call the webhook; check_webhook stores them once each, in WEBHOOK_EVENTS' order.
+    webhook_events = fields.List(fields.String(validate=validate.OneOf(WEBHOOK_EVENTS)),
+                                 validate=validate.Length(min=1, error="name at least one event"))
 
 
 class TaskSettingsSchema(StrictSchema):
@@ -76,6 +82,19 @@ class TaskSettingsSchema(StrictSchema):
     timeout = Int(1, 30 * 86_400, allow_none=True)
     trigger_rule = enum_field(TriggerRule)
     position = fields.Dict(keys=fields.String(validate=validate.OneOf(["x", "y"])), values=fields.Float())
+
+
+def check_webhook(pipeline: Pipeline, previous_url: str | None) -> None:
+    """Every writer of a pipeline's settings (the API, YAML apply, clone) calls this once they are set:
+    a new or changed webhook URL must pass the address rules (FieldError naming webhook_url), the events
+    take their one order (export -> apply -> export stays the identity), and a pipeline with a webhook
+    has its signing secret (made here, kept when the URL changes: rotating it is its own action)."""
+    if pipeline.webhook_url and pipeline.webhook_url != previous_url:
+        check_url(pipeline.webhook_url)
+    events = set(PIPELINE_DEFAULTS["webhook_events"] if pipeline.webhook_events is None else pipeline.webhook_events)
+    pipeline.webhook_events = [event for event in WEBHOOK_EVENTS if event in events]
+    if pipeline.webhook_url and not pipeline.webhook_secret:
+        pipeline.webhook_secret = new_secret()
 
 
 def pipeline_values(pipeline: Pipeline) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from tests.api.support import Shapes
 from tests.support import unique
 from tests.world import build_catalog, created
 
@@ -151,6 +152,7 @@ def yaml_of(project, extra: str = "", epochs: str = "3") -> str:
     ("a: " + "[" * 10_000 + "]" * 10_000, "nested deeper"),
     ("a: " + "[" * 100 + "]" * 100, "nested deeper"),
     ("a: " + "x" * 1_000_001, "Length"),
+    ("\x88a: b", "not valid YAML"),  # control characters: PyYAML's reader refuses them before parsing
 ])
 def test_yaml_bombs_and_limits_name_yaml(user, project, text, words):
     resp = user.post("/api/v1/pipeline/import", json={"yaml": text})
@@ -204,3 +206,49 @@ def test_swagger_gets_its_own_narrow_policy(app, admin):
     assert "frame-ancestors 'none'" in csp and resp.headers["X-Frame-Options"] == "DENY"
     assert "script-src 'self' 'unsafe-inline'" in csp  # its inline start-up script, and only here
     assert "unsafe-inline" not in browser.get("/ui/").headers["Content-Security-Policy"].split("style-src")[0]
+
+
+# ---- found by schemathesis (tests/test_fuzz_api.py) --------------------------------------------------
+def test_nul_characters_are_named(user, project):
+    """PostgreSQL's text and JSONB cannot hold U+0000: refused on both databases, naming the field."""
+    resp = user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "n", "description": "a\x00b"})
+    assert resp.status_code == 400
+    assert "NUL" in errors_of(resp)["description"]
+    resp = user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "n", "params": {"k\x00": 1}})
+    assert resp.status_code == 400 and "NUL" in errors_of(resp)["params"]
+    resp = user.post("/api/v1/pipeline/import", json={"yaml": yaml_of(project, epochs='"a\\0b"')})
+    assert resp.status_code == 400 and "NUL" in errors_of(resp)["yaml"]
+    assert pipelines_of(user, project) == 0
+
+
+def test_options_with_a_bearer_token_answers_allow(user):
+    """flask-jwt-extended verifies nothing on OPTIONS: the Bearer check must not then load a user (a 500)."""
+    for path in ("/api/v1/pipeline/", "/api/v1/pipeline/1", "/api/v1/me/"):
+        resp = user.request("OPTIONS", path)
+        assert resp.status_code == 200, (path, resp.data[:200])
+        assert "GET" in resp.headers["Allow"]
+
+
+def test_jwt_login_without_provider_is_400_naming_it(app, user):
+    """FAB's login read payload["provider"] though its schema made it optional: a 500."""
+    resp = app.test_client().post("/api/v1/security/login", json={"username": user.username, "password": user.password})
+    assert resp.status_code == 400, resp.get_json()
+    assert "provider" in resp.get_json()["message"]
+    Shapes(user.get("/api/v1/_openapi").get_json()).answer("post", "/api/v1/security/login", resp)
+
+
+def test_answers_the_spec_did_not_document_now_match_it(user, project):
+    """Statuses schemathesis received but the spec did not list: conflicts on writes, FAB's menu refused
+    to plain users, the sign-in limits, the stream caps and bodies too large."""
+    spec = user.get("/api/v1/_openapi").get_json()
+    shapes, paths = Shapes(spec), spec["paths"]
+    taken = user.post("/api/v1/project/", json={"name": project["name"]})
+    assert taken.status_code == 409
+    shapes.answer("post", "/api/v1/project/", taken)
+    shapes.answer("get", "/api/v1/menu/", user.get("/api/v1/menu/"))
+    assert "409" not in paths["/api/v1/project/"]["get"]["responses"]  # reads never conflict
+    assert "429" in paths["/api/v1/security/login"]["post"]["responses"]
+    assert "429" in paths["/api/v1/pipeline_run/{pk}/events"]["get"]["responses"]
+    assert "429" not in paths["/api/v1/pipeline_run/{pk}"]["get"]["responses"]
+    assert "413" in paths["/api/v1/pipeline/import"]["post"]["responses"]  # a body over MYAPP_MAX_BODY_BYTES
+    assert "413" not in paths["/api/v1/pipeline/{pk}"]["get"]["responses"]

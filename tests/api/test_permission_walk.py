@@ -80,7 +80,9 @@ TARGETS = {
 }
 # Allowed writes that change nothing: nothing of an edge may change (a cancel changes no row either, but
 # sends a message to the workers, which state() counts).
-NO_ROW_CHANGE = {"put /api/v1/edge/{pk}"}
+NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
+                 "post /api/v1/pipeline/{pk}/webhook_secret",  # reads the secret: a POST for developers only
+                 "post /api/v1/user/{pk}/unlock"}  # the walk's users are not locked (tests/security locks one)
 # Body fields that reference another object, and what they reference.
 PROJECT_REFS = {"project_id": "project", "pipeline_id": "pipeline", "task_run_id": "task_run",
                 "model_version_id": "model_version", "upstream_task_id": "task", "downstream_task_id": "task",
@@ -270,6 +272,7 @@ def walk(app) -> Iterator[Walk]:
         "gpus": 2}))["id"]
     cat["fab_user"] = spare_user(app)[0]
     cat["user"] = spare_user(app)[0]  # the target of /api/v1/user/{pk} (myapp/api/users.py)
+    cat["limits"] = b.ids["project"]  # the target of /api/v1/limits/project/{pk}: B's runs never run here
     template = users["admin"].get(f"/api/v1/job_template/{cat['job_template']}").get_json()
     names = {"a": a.project["name"], "b": b.project["name"], "template": template["name"]}
     users["run_token"] = ApiClient(app.test_client(), run_token(app, a.ids["pipeline_run"], [a, b]))
@@ -278,7 +281,7 @@ def walk(app) -> Iterator[Walk]:
     enqueued: list[tuple] = []
     with pytest.MonkeyPatch.context() as patch:
         # The walk needs no workers: record what would be sent to them instead.
-        patch.setattr(myapp.api.pipelines, "enqueue", lambda name, *args: enqueued.append((name, *args)))
+        patch.setattr(myapp.api.pipelines, "enqueue", lambda name, *args, **queue: enqueued.append((name, *args)))
         yield Walk(app, spec, users, a.ids, b.ids, cat, names, members, engine, queries, enqueued)
 
 
@@ -465,6 +468,9 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     "put /api/v1/resource_group/{pk}": lambda w: {"gpu_type": f"type-{w.n()}"},
     "post /api/v1/quota/": quota_body,
     "put /api/v1/quota/{pk}": lambda w: {"gpus": w.n()},
+    # Generous values: the walk shares the session with tests that rely on the defaults.
+    "put /api/v1/limits/": lambda w: {"max_backfill_days": 1000 + w.n()},
+    "put /api/v1/limits/project/{pk}": lambda w: {"max_running_runs": 1000 + w.n()},
     "post /api/v1/image/": lambda w: {"repository": "registry.local/walk/img", "tag": unique("v")},
     "put /api/v1/image/{pk}": lambda w: {"description": changed(w)},
     "post /api/v1/job_template/": lambda w: {"name": unique("tpl"), "version": "1.0.0", "kind": "job",

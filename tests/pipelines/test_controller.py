@@ -108,9 +108,11 @@ def test_duplicate_reconciles_submit_each_attempt_once(app, catalog):
     assert len(task_states(app, run_id)) == 6
 
 
-def test_backend_error_burst_is_retried(app, catalog):
+def test_backend_error_burst_is_retried(app, catalog, monkeypatch):
+    # Fewer failures in a row than MYAPP_SUBMIT_ATTEMPTS (5); no backoff wait (tests/pipelines/test_submission.py).
+    monkeypatch.setitem(app.config, "MYAPP_BACKEND_RETRY_SECONDS", 0)
     run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
-    backend = FakeBackend(fail_submits=5)
+    backend = FakeBackend(fail_submits=4)
     assert drive(app, backend, run_id) == "succeeded"
     assert set(backend.creations.values()) == {1} and len(backend.creations) == 2
 

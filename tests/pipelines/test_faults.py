@@ -1,6 +1,7 @@
-"""Faults during a run, with real Celery worker processes and the local backend:
-a worker killed with SIGKILL mid-run, and the Redis broker restarted mid-run. Each run must
-still end in the right state with every task attempt submitted exactly once."""
+"""Faults during a run, with real worker processes: a Celery worker killed with SIGKILL mid-run, the
+Redis broker restarted mid-run, and a worker killed at the one moment that matters, right after the
+backend accepted a job and before the controller's commit (local backend and the Kubernetes double).
+Each run must still end in the right state with every task attempt run exactly once."""
 from __future__ import annotations
 
 import os
@@ -13,8 +14,9 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from tests.pipelines.crash_worker import Rerunning, make_backend, reconcile
 from tests.pipelines.support import make_pipeline
-from tests.support import free_port, wait_until
+from tests.support import free_port, unique, wait_until
 
 pytestmark = pytest.mark.slow  # real Celery worker processes, redis-server and local jobs
 
@@ -158,3 +160,76 @@ def test_redis_restarted_mid_run(app, catalog, tmp_path):
         proc.terminate()
         proc.wait(30)
         redis_server.stop()
+
+
+# ---- a worker killed between the backend's submit and the database commit -------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ran_once(executions: int, rows) -> None:
+    """The task ran exactly once: one attempt, succeeded, and one execution of its job in the backend."""
+    assert [(name, attempt, state.value) for name, attempt, state, _ in rows] == [("t0", 1, "succeeded")], rows
+    assert executions == 1, f"the job ran {executions} times"
+
+
+def local_executions(app, namespace: str) -> int:
+    """Lines the job appended (one per execution), once every job folder of the project has run."""
+    from myapp.backends.registry import local_workdir
+
+    with app.app_context():
+        jobs, log = local_workdir() / namespace, local_workdir() / "data" / namespace / "executions"
+
+    def settled():
+        lines = len(log.read_text().splitlines()) if log.exists() else 0
+        return lines if lines >= len([p for p in jobs.iterdir() if p.is_dir()]) else None
+
+    return wait_until(settled, timeout=60, what=lambda: f"the jobs in {jobs} to run")
+
+
+@pytest.mark.parametrize("kind", ["local", "kubernetes"])
+@pytest.mark.parametrize("adopting", [True, False], ids=["adopting", "rerunning"])
+def test_worker_killed_between_submit_and_commit(app, catalog, double, kind, adopting):
+    """With a backend that adopts, the new worker finds the job the dead one submitted: one execution.
+    With one that runs a submission again (Rerunning), the same check fails: the test catches it."""
+    from myapp.backends.registry import local_workdir
+    from myapp.extensions import db
+    from myapp.models import Project
+
+    with app.app_context():
+        project = Project(name=unique("p"), namespace=unique("ns"))
+        db.session.add(project)
+        db.session.commit()
+        project_id, namespace = project.id, project.namespace
+        log = local_workdir() / "data" / namespace / "executions"
+    run_id, _ = make_pipeline(app, catalog, {"t0": {"args": {"command": f"echo ran >> {log}"}}}, [],
+                              project_id=project_id)
+    argv = [sys.executable, "-m", "tests.pipelines.crash_worker", str(run_id), kind, "--double", double.url, "--crash"]
+    crashed = subprocess.run(argv + ([] if adopting else ["--rerun"]), cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-3000:]
+    state, rows = attempts(app, run_id)  # the backend has the job; the database never heard of it
+    assert (state, [(a, s.value, ref) for _, a, s, ref in rows]) == ("running", [(1, "queued", None)])
+
+    with app.app_context():
+        backend = make_backend(kind, double.url)  # a new worker
+    backend = backend if adopting else Rerunning(backend)
+
+    def finished():
+        with app.app_context():
+            if kind == "kubernetes":  # the double's Jobs complete when told
+                for job in double.list("batch/v1", "Job", namespace):
+                    double.set_status("batch/v1", "Job", namespace, job["metadata"]["name"],
+                                      {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]})
+            return reconcile(run_id, backend) in ("succeeded", "failed", "cancelled")
+
+    wait_until(finished, timeout=60, interval=0.2, what=lambda: f"run {run_id} to finish: {attempts(app, run_id)}")
+    executions = (local_executions(app, namespace) if kind == "local"
+                  else len(double.list("batch/v1", "Job", namespace)))
+    state, rows = attempts(app, run_id)
+    assert state == "succeeded", rows
+    if adopting:
+        ran_once(executions, rows)
+    else:
+        with pytest.raises(AssertionError, match="ran 2 times"):
+            ran_once(executions, rows)
+

@@ -510,7 +510,7 @@ def test_init_retires_the_shared_long_lived_token(app, tmp_path):
         project = Project(name=unique("legacy"), namespace=unique("legacy"))
         db.session.add(project)
         db.session.commit()
-        bot = create_user(f"{project.name}-bot", "x" * 20)  # as ensure_project_token made it
+        bot = create_user(f"{project.name}-bot", "legacy bot passphrase")  # as ensure_project_token made it
         db.session.add(ProjectMember(project_id=project.id, user_id=bot.id, role=ProjectRole.DEVELOPER))
         db.session.commit()
         shared = create_access_token(identity=str(bot.id), expires_delta=dt.timedelta(days=365))

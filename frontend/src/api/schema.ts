@@ -63,6 +63,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -134,6 +136,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -162,6 +166,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -231,6 +236,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -302,6 +309,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -330,6 +339,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -399,6 +409,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -470,6 +482,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -498,6 +512,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -567,6 +582,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -636,6 +653,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -705,6 +723,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -776,6 +796,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -804,6 +826,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -873,6 +896,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -944,6 +969,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -972,8 +999,127 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/limits/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform's limits (value, config default) and each project's limit of running runs */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LimitsOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Set platform limits; null goes back to the config default */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PlatformLimits"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LimitsOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/limits/project/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a project's limit of runs running at once (null: none); runs beyond it wait queued */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ProjectLimit"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProjectLimitOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1059,6 +1205,7 @@ export interface paths {
                     };
                 };
                 401: components["responses"]["401"];
+                403: components["responses"]["403"];
             };
         };
         put?: never;
@@ -1131,6 +1278,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1202,6 +1351,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -1230,6 +1381,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -1299,6 +1451,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1370,6 +1524,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -1398,6 +1554,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -1467,6 +1624,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1511,6 +1670,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1582,6 +1743,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -1610,6 +1773,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -1655,6 +1819,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1701,6 +1867,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1814,9 +1982,97 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/webhook_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The webhook's signing secret (HMAC-SHA256 key of X-Myapp-Signature), for developers */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookSecret"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/pipeline/{pk}/webhook_secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the webhook's signing secret with a new one; deliveries from now on use it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WebhookSecret"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -1885,6 +2141,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -1954,6 +2212,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -1995,6 +2254,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         delete?: never;
@@ -2035,6 +2295,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                429: components["responses"]["TooManyStreams"];
             };
         };
         put?: never;
@@ -2079,6 +2340,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         delete?: never;
@@ -2149,6 +2411,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -2220,6 +2484,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -2248,6 +2514,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -2319,6 +2586,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -2365,6 +2634,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -2394,6 +2665,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -2463,6 +2735,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -2574,6 +2848,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -2602,6 +2878,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -2671,6 +2948,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -2742,6 +3021,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -2770,6 +3051,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -2836,6 +3118,18 @@ export interface paths {
                 };
                 400: components["responses"]["400"];
                 401: components["responses"]["401"];
+                /** @description Too many sign-in attempts, or the account is locked (Retry-After) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            message: string;
+                            retry_after: number;
+                        };
+                    };
+                };
                 500: components["responses"]["500"];
             };
         };
@@ -2948,6 +3242,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -3019,6 +3315,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -3047,6 +3345,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         options?: never;
@@ -3130,6 +3429,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         delete?: never;
@@ -3259,6 +3559,7 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                429: components["responses"]["TooManyStreams"];
             };
         };
         put?: never;
@@ -3422,6 +3723,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         delete?: never;
@@ -3493,6 +3796,8 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
             };
         };
         post?: never;
@@ -3540,6 +3845,51 @@ export interface paths {
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/user/{pk}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lift the lockout of an account locked after too many failed sign-ins (admins) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
             };
         };
         delete?: never;
@@ -3854,6 +4204,13 @@ export interface components {
             updated_at: string;
             version: string;
         };
+        LimitsOut: {
+            platform: {
+                max_backfill_days: components["schemas"]["PlatformLimitOut"];
+                min_schedule_interval: components["schemas"]["PlatformLimitOut"];
+            };
+            projects: components["schemas"]["ProjectLimitOut"][];
+        };
         LogBatch: {
             items: components["schemas"]["LogLine"][];
             /** @enum {string} */
@@ -3994,6 +4351,7 @@ export interface components {
             paused?: boolean;
             project_id: number;
             schedule?: string | null;
+            webhook_events?: ("run.failed" | "run.succeeded" | "run.cancelled" | "task.failed")[];
             /** Format: url */
             webhook_url?: string | null;
         };
@@ -4026,6 +4384,7 @@ export interface components {
             schedule: string | null;
             /** Format: date-time */
             updated_at: string;
+            webhook_events: ("run.failed" | "run.succeeded" | "run.cancelled" | "task.failed")[];
             webhook_url: string | null;
         };
         PipelineRun: {
@@ -4044,6 +4403,8 @@ export interface components {
             id: number;
             /** Format: date */
             logical_date: string | null;
+            /** Format: date-time */
+            next_reconcile_at: string | null;
             only_task_id: number | null;
             params: {
                 [key: string]: unknown;
@@ -4051,6 +4412,8 @@ export interface components {
             pipeline_id: number;
             project_id: number;
             reason: string | null;
+            /** Format: date-time */
+            reconcile_requested_at: string | null;
             /** Format: date-time */
             reconciled_at: string | null;
             rerun_of_id: number | null;
@@ -4065,16 +4428,41 @@ export interface components {
         PipelineYaml: {
             yaml: string;
         };
+        PlatformLimitOut: {
+            /** @description the config's (MYAPP_*), used when not set */
+            default: number;
+            help: string;
+            maximum: number;
+            minimum: number;
+            set: boolean;
+            value: number;
+        };
+        PlatformLimits: {
+            max_backfill_days?: number | null;
+            min_schedule_interval?: number | null;
+        };
         Project: {
             description?: string;
             name: string;
             namespace?: string;
+        };
+        ProjectLimit: {
+            max_running_runs: number | null;
+        };
+        ProjectLimitOut: {
+            id: number;
+            /** @description null: no limit */
+            max_running_runs: number | null;
+            name: string;
+            queued: number;
+            running: number;
         };
         ProjectOut: {
             /** Format: date-time */
             created_at: string;
             description: string;
             id: number;
+            max_running_runs: number | null;
             name: string;
             namespace: string;
             service_account: string;
@@ -4168,6 +4556,8 @@ export interface components {
                 id: number;
                 /** Format: date */
                 logical_date: string | null;
+                /** Format: date-time */
+                next_reconcile_at: string | null;
                 only_task_id: number | null;
                 params: {
                     [key: string]: unknown;
@@ -4175,6 +4565,8 @@ export interface components {
                 pipeline_id: number;
                 project_id: number;
                 reason: string | null;
+                /** Format: date-time */
+                reconcile_requested_at: string | null;
                 rerun_of_id: number | null;
                 run_key: string;
                 /** Format: date-time */
@@ -4258,9 +4650,12 @@ export interface components {
         TaskRunOut: {
             attempt: number;
             backend: string | null;
+            backend_errors: number;
             backend_ref: {
                 [key: string]: unknown;
             } | null;
+            /** Format: date-time */
+            backend_retry_at: string | null;
             /** Format: date-time */
             created_at: string;
             exit_code: number | null;
@@ -4326,6 +4721,10 @@ export interface components {
             is_admin?: boolean;
             last_name?: string;
         };
+        WebhookSecret: {
+            /** @description HMAC-SHA256 key of X-Myapp-Signature; null until the pipeline has a webhook */
+            secret: string | null;
+        };
     };
     responses: {
         /** @description Bad request */
@@ -4335,7 +4734,9 @@ export interface components {
             };
             content: {
                 "application/json": {
-                    message?: string;
+                    message: string | {
+                        [key: string]: string[];
+                    };
                 };
             };
         };
@@ -4394,6 +4795,15 @@ export interface components {
                 };
             };
         };
+        /** @description Conflicts with stored data (errors name the field when one is to blame) */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Invalid input: {message, errors: [{field, reason}]} */
         InvalidInput: {
             headers: {
@@ -4423,6 +4833,24 @@ export interface components {
         };
         /** @description Not found, or not in your projects */
         NotFoundHere: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is over MYAPP_MAX_BODY_BYTES */
+        TooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many open streams (Retry-After): myapp/api/streams.py */
+        TooManyStreams: {
             headers: {
                 [name: string]: unknown;
             };

@@ -8,12 +8,15 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import pydantic
 from kubernetes import client, config
 
 from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL
 from ...rendering.pod import pod_templates
 from ..base import (
+    Backend,
     BackendError,
+    InvalidManifest,
     JobRef,
     JobState,
     LogArchive,
@@ -60,7 +63,7 @@ def _job_name(obj: Mapping[str, Any]) -> str:
     return obj["metadata"]["name"]
 
 
-class KubernetesBackend:
+class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: none yet)
     """The Backend protocol on one Kubernetes cluster (see docs/backends-kubernetes.md).
 
     ``api_client`` should come from a Configuration with ``retries = False`` (``from_cluster``
@@ -101,11 +104,11 @@ class KubernetesBackend:
     @staticmethod
     def _ref(obj: Mapping[str, Any]) -> ObjectRef:
         if not isinstance(obj, Mapping) or not isinstance(obj.get("metadata"), Mapping):
-            raise BackendError("submit: every manifest needs apiVersion, kind and metadata")
+            raise InvalidManifest("submit: every manifest needs apiVersion, kind and metadata")
         kind_of(obj.get("apiVersion", ""), obj.get("kind", ""))  # UnsupportedKind
         meta = obj["metadata"]
         if not meta.get("name") or not meta.get("namespace"):
-            raise BackendError(f"submit: {obj['kind']} needs metadata.name and metadata.namespace")
+            raise InvalidManifest(f"submit: {obj['kind']} needs metadata.name and metadata.namespace")
         return ObjectRef(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
 
     def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
@@ -115,10 +118,10 @@ class KubernetesBackend:
         refs = [self._ref(obj) for obj in objects]
         workloads = [i for i, r in enumerate(refs) if kind_of(r.api_version, r.kind).workload]
         if not workloads:
-            raise BackendError("submit: no workload (Job, Deployment, training job, Notebook, Volcano Job) "
+            raise InvalidManifest("submit: no workload (Job, Deployment, training job, Notebook, Volcano Job) "
                                f"among {[_ident(r) for r in refs]}")
         if len({r.namespace for r in refs}) != 1:
-            raise BackendError(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
+            raise InvalidManifest(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
         for obj, ref in zip(objects, refs, strict=True):
             self._create_or_adopt(obj, ref)
         primary = refs[workloads[0]]
@@ -130,6 +133,9 @@ class KubernetesBackend:
             self._retry(f"create {_ident(ref)}", lambda: self.api.create(obj, self.dry_run))
             return
         except KubeApiError as error:
+            # 400 / 422: the API server (or the client's schema) refuses the object; asking again cannot help.
+            if error.status in (400, 422) or isinstance(error.__cause__, pydantic.ValidationError):
+                raise InvalidManifest(str(error)) from error
             if error.status != 409:
                 raise
         existing = self._retry(f"get {_ident(ref)}", lambda: self.api.get(ref))

@@ -6,6 +6,7 @@ Layout of ``workdir``::
     <namespace>/<job-name>/.myapp/     spec.json, state.json, supervisor.json, logs/, metrics.jsonl, etc/
     data/<namespace>/                  the project's data folder: outlives attempts (models, outputs)
     secrets/<namespace>/<name>/<key>   values for secretKeyRef (configmaps/<namespace>/<name>/<key> likewise)
+    events/<run>.<job-name>.<state>    a job started running or finished (``events.py``, ``changed_runs``)
     gpus.json                          machine-wide GPU allocations
     uids.json                          the uid of each project's jobs (when the platform runs as root)
 
@@ -30,8 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ...contract import RUN_LABEL
 from ..base import BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, Status
-from . import sandbox
+from . import events, sandbox
 from .gpu import GpuDevice, GpuPool, nvml_devices
 from .logfiles import LogCursor
 from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, Planner, Settings
@@ -129,6 +131,9 @@ class LocalBackend:
             run["ref"] = ref.as_dict()
             run["gpu_pool"] = str(self.workdir / "gpus.json")
             run["sandbox"] = self._sandbox(isolation, ref, run)
+            run_id = _run_id(manifests)
+            if run_id is not None:  # where the supervisor says the job changed (changed_runs reads it)
+                run["events"] = {"folder": str(self.workdir / events.FOLDER), "run": run_id}
             write_json(meta / "spec.json", run)
             self._spawn(ref)
         return ref
@@ -223,6 +228,11 @@ class LocalBackend:
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
         shutil.rmtree(self.job_dir(ref), ignore_errors=True)
         self._reap()
+
+    def changed_runs(self) -> set[int]:
+        """The runs whose jobs started running or finished since the last call (their markers are
+        deleted: each change is reported once)."""
+        return events.take(self.workdir / events.FOLDER)
 
     def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
         """One file per key in ``secrets/<namespace>/<name>/`` (0600, in folders only the platform
@@ -363,6 +373,15 @@ class LocalBackend:
             current.setdefault("replicas", {})
             write_json(self._meta(ref) / "state.json", current)
             return current
+
+
+def _run_id(manifests: list[dict[str, Any]]) -> int | None:
+    """The platform run the manifests belong to (RUN_LABEL), None for manifests from elsewhere."""
+    for obj in manifests:
+        value = str(((obj.get("metadata") or {}).get("labels") or {}).get(RUN_LABEL, ""))
+        if value.isascii() and value.isdigit():
+            return int(value)
+    return None
 
 
 def _private_dir(path: Path) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
-from ..base import BackendError, JobRef, ObjectRef, UnsupportedKind
+from ..base import InvalidManifest, JobRef, ObjectRef, PermanentBackendError, UnsupportedKind
 from .gpu import GpuDevice
 from .procs import free_ports
 
@@ -80,12 +80,12 @@ class Planner:
     # -- entry --------------------------------------------------------------------------------
     def plan(self, manifests: Sequence[Mapping[str, Any]]) -> tuple[JobRef, dict[str, Any]]:
         if not isinstance(manifests, (list, tuple)) or not manifests:
-            raise BackendError("submit needs a non-empty list of manifests")
+            raise InvalidManifest("submit needs a non-empty list of manifests")
         workloads: list[Mapping[str, Any]] = []
         data: dict[str, dict[str, dict[str, str]]] = {"Secret": {}, "ConfigMap": {}}
         for obj in manifests:
             if not isinstance(obj, Mapping) or not obj.get("kind") or not (obj.get("metadata") or {}).get("name"):
-                raise BackendError("every manifest needs apiVersion, kind and metadata.name")
+                raise InvalidManifest("every manifest needs apiVersion, kind and metadata.name")
             kind, api = obj["kind"], obj.get("apiVersion", "")
             if (api, kind) == ("batch.volcano.sh/v1alpha1", "Job"):
                 raise UnsupportedKind("Volcano Job needs the Volcano scheduler of a Kubernetes cluster; "
@@ -99,7 +99,7 @@ class Planner:
                 raise UnsupportedKind(f"{kind} ({api}) has no local equivalent; use the Kubernetes backend")
         if len(workloads) != 1:
             names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in workloads) or "none"
-            raise BackendError(f"the local backend runs exactly one workload per submit, got {names}")
+            raise InvalidManifest(f"the local backend runs exactly one workload per submit, got {names}")
         workload = workloads[0]
         return self._plan(workload, manifests, data)
 
@@ -111,10 +111,10 @@ class Planner:
         first = groups[0][1]
         job_name = ((first.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL) or meta["name"]
         if not NAMESPACE.fullmatch(namespace) or namespace in RESERVED_NAMESPACES:
-            raise BackendError(f"{namespace!r} is not a valid namespace here (a DNS-1123 label, not one of "
+            raise InvalidManifest(f"{namespace!r} is not a valid namespace here (a DNS-1123 label, not one of "
                                f"{', '.join(sorted(RESERVED_NAMESPACES))})")
         if not SECRET_NAME.fullmatch(job_name) or len(job_name) > 253:
-            raise BackendError(f"{job_name!r} is not a valid job name")
+            raise InvalidManifest(f"{job_name!r} is not a valid job name")
         template = (meta.get("labels") or {}).get(TEMPLATE_LABEL, "")
         entry = EntryMap(self.catalog_root / template if template else None)
         cwd = self.workdir / namespace / job_name
@@ -179,7 +179,7 @@ class Planner:
             groups.append((rtype, rspec["template"], int(rspec.get("replicas", 1)),
                            rspec.get("restartPolicy", "Never")))
         if not groups:
-            raise BackendError(f"{kind} {obj['metadata']['name']} has no replicas")
+            raise InvalidManifest(f"{kind} {obj['metadata']['name']} has no replicas")
         return groups
 
     def _check_runnable(self, kind: str, replicas: list[dict[str, Any]]) -> None:
@@ -271,7 +271,7 @@ class Planner:
                 name = "http" if "http" in ports else next(iter(ports))
                 result["url"] = f"http://127.0.0.1:{ports[name]}"
         for path in _missing_paths(containers[-1]["argv"]):
-            raise BackendError(
+            raise PermanentBackendError(
                 f"{replica['name']}: {path} is inside the image and has no local copy; the local backend runs "
                 f"commands on the host (template folder: {entry.folder or 'none'})")
         return result

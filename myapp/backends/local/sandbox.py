@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..base import BackendError
+from ..base import BackendError, PermanentBackendError
 
 OPT_OUT = "MYAPP_UNSAFE_NO_JOB_ISOLATION"
 UID_BASE = "MYAPP_JOB_UID_BASE"
@@ -55,8 +55,8 @@ SUPERVISOR_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOM
 UID, USERNS, NONE, UNAVAILABLE = "uid", "userns", "none", "unavailable"
 
 
-class IsolationUnavailable(BackendError):
-    """This machine cannot isolate jobs and the admin did not opt out."""
+class IsolationUnavailable(PermanentBackendError):
+    """This machine cannot isolate jobs and the admin did not opt out (trying again cannot help)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@
   and readiness probes of services;
 * samples CPU / memory (whole process tree) and GPU (NVML) per replica into ``metrics.jsonl``;
 * on SIGTERM (or a ``.myapp/cancel`` file) stops every process group: SIGTERM, grace, SIGKILL;
-* keeps ``.myapp/state.json`` current (atomic rewrites) and exits when the job is finished.
+* keeps ``.myapp/state.json`` current (atomic rewrites) and exits when the job is finished;
+* marks the job's run as changed (``events.py``) when the job starts running or finishes, so beat
+  reconciles it at once.
 
 Being a separate process, it outlives the worker that submitted the job: a restarted worker
 reads the same files and still answers status / logs / cancel.
@@ -35,6 +37,7 @@ from typing import Any
 
 import psutil
 
+from . import events
 from .gpu import GpuDevice, GpuPool, GpuSampler
 from .logfiles import ReplicaLog
 from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
@@ -166,6 +169,7 @@ class Supervisor:
         self.reason = ""
         self.started_at = time.time()
         self.last_written = ""
+        self.seen_state = ""  # the state of the last write_state (a change to running or final: an event)
         self.note = ""
         self.metrics_at = 0.0
         self.sampled_at = 0.0  # when sample_metrics last ran
@@ -548,6 +552,22 @@ class Supervisor:
         if force or text != self.last_written:
             write_json(self.meta / "state.json", data)
             self.last_written = text
+        if state != self.seen_state:
+            if state == "running" or state in TERMINAL:
+                announce(self.spec, state)  # after state.json: the reconcile it causes reads the new state
+            self.seen_state = state
+
+
+def announce(spec: dict[str, Any], state: str) -> None:
+    """Drop the run's event marker, if the backend gave a run (spec ``events``). Failing to is only
+    reported (supervisor.log): the run's timer notices the change a little later."""
+    target = spec.get("events")
+    if not target:
+        return
+    try:
+        events.announce(Path(target["folder"]), target["run"], spec["job_name"], state)
+    except OSError as exc:
+        print(f"cannot write the event marker: {exc}", file=sys.stderr, flush=True)
 
 
 def _container_exit_code(code: int) -> int:
@@ -609,6 +629,11 @@ def main(argv: list[str] | None = None) -> int:
         state.update(state="failed", reason=f"local supervisor crashed: {type(exc).__name__}: {exc}",
                      finished_at=time.time())
         write_json(jobdir / META / "state.json", state)
+        try:
+            spec = read_json(jobdir / META / "spec.json") or {}
+        except ValueError:  # the spec itself may be why it crashed
+            spec = {}
+        announce(spec, "failed")
         raise
 
 

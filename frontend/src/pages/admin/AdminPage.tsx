@@ -1,7 +1,8 @@
-// Administration: clusters, resource groups, quotas and live usage, one tab per URL.
+// Administration: clusters, resource groups, quotas, live usage and limits, one tab per URL.
 import { Link } from "../../router";
 import { PageHeader } from "../../components/ui";
 import { ClustersTab } from "./ClustersTab";
+import { LimitsTab } from "./LimitsTab";
 import { QuotasTab } from "./QuotasTab";
 import { ResourceGroupsTab } from "./ResourceGroupsTab";
 import { UsageTab } from "./UsageTab";
@@ -12,6 +13,7 @@ const TABS = [
   { id: "resource-groups", label: "Resource groups", render: () => <ResourceGroupsTab /> },
   { id: "quotas", label: "Quotas", render: () => <QuotasTab /> },
   { id: "usage", label: "Usage", render: () => <UsageTab /> },
+  { id: "limits", label: "Limits", render: () => <LimitsTab /> },
 ];
 
 export default function AdminPage({ tab }: { tab: string }) {

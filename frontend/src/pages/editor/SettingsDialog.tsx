@@ -3,10 +3,11 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../../api";
 import { ErrorBanner } from "../../components/ui";
-import type { ConcurrencyPolicy, Pipeline, PipelineBody } from "../../types";
+import type { ConcurrencyPolicy, Pipeline, PipelineBody, WebhookEvent, WebhookSecret } from "../../types";
 import { Dialog } from "../../components/Dialog";
 import { Field } from "../../components/Field";
 import { checkInt } from "./validation";
+import { checkEvents, checkWebhookUrl, EVENT_PRESETS, eventsReason, toggleEvent, WEBHOOK_EVENTS } from "./webhook";
 
 interface SettingsDialogProps {
   pipeline: Pipeline;
@@ -41,6 +42,7 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
   const [maxActive, setMaxActive] = useState(String(pipeline.max_active_runs));
   const [policy, setPolicy] = useState<ConcurrencyPolicy>(pipeline.concurrency_policy);
   const [webhook, setWebhook] = useState(pipeline.webhook_url ?? "");
+  const [events, setEvents] = useState<WebhookEvent[]>(pipeline.webhook_events);
   const [params, setParams] = useState<ParamRow[]>(() => Object.entries(pipeline.parameters ?? {})
     .map(([key, value], id) => ({ id, key, text: paramText(value), original: value })));
   const [nextId, setNextId] = useState(params.length);
@@ -49,16 +51,17 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
 
   const serverReason = (field: string) => (error instanceof ApiError ? error.reasonFor(field) : undefined);
   const maxActiveError = checkInt(maxActive, 1, 100) ?? serverReason("max_active_runs");
-  const webhookError = (webhook.trim() && !/^https?:\/\/\S+$/.test(webhook.trim()) ? "must be an http(s) URL" : null)
-    ?? serverReason("webhook_url");
+  const webhookError = checkWebhookUrl(webhook) ?? serverReason("webhook_url");
+  const eventsError = (webhook.trim() ? checkEvents(events) : null) ?? eventsReason(serverReason, events);
   const keyError = (row: ParamRow) => {
     if (!PARAM_KEY.test(row.key)) return "letters, digits and '_', not starting with a digit";
     if (params.some((other) => other !== row && other.key === row.key)) return "used twice";
     return serverReason(`parameters.${row.key}.key`) ?? serverReason(`parameters.${row.key}`);
   };
   const shownFields = new Set(["description", "schedule", "max_active_runs", "concurrency_policy", "webhook_url",
+    "webhook_events", ...events.map((_, i) => `webhook_events[${i}]`),
     "parameters", ...params.flatMap((row) => [`parameters.${row.key}`, `parameters.${row.key}.key`])]);
-  const invalid = Boolean(maxActiveError || webhookError || params.some((row) => keyError(row)));
+  const invalid = Boolean(maxActiveError || webhookError || eventsError || params.some((row) => keyError(row)));
 
   const setRow = (id: number, change: Partial<ParamRow>) =>
     setParams((rows) => rows.map((row) => (row.id === id ? { ...row, ...change } : row)));
@@ -78,6 +81,7 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
           max_active_runs: Number(maxActive),
           concurrency_policy: policy,
           webhook_url: webhook.trim() || null,
+          ...(events.length > 0 ? { webhook_events: events } : {}),
           parameters: Object.fromEntries(params.map((row) => [
             row.key, "original" in row && paramText(row.original) === row.text ? row.original : row.text,
           ])),
@@ -149,12 +153,33 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
               setNextId((n) => n + 1);
             }}>Add parameter</button>
           </fieldset>
-          <Field id="settings-webhook" label="Webhook URL" error={webhookError}
-            hint="Called when a run finishes; empty = none.">
-            {(input) => <input {...input} type="url" value={webhook} placeholder="https://…" autoComplete="off"
-              onChange={(e) => setWebhook(e.target.value)} />}
-          </Field>
+          <fieldset className="params webhook">
+            <legend>Webhook</legend>
+            <Field id="settings-webhook" label="Webhook URL" error={webhookError}
+              hint="A signed JSON POST for each event chosen below; empty = none. Private, loopback and link-local addresses are refused unless an admin allows them.">
+              {(input) => <input {...input} type="url" value={webhook} placeholder="https://…" autoComplete="off"
+                onChange={(e) => setWebhook(e.target.value)} />}
+            </Field>
+            <div className="field" role="group" aria-labelledby="settings-events-label"
+              aria-describedby={eventsError ? "settings-events-error" : undefined}>
+              <span id="settings-events-label">Events</span>
+              {WEBHOOK_EVENTS.map((event) => (
+                <label key={event.value} className="inline">
+                  <input type="checkbox" checked={events.includes(event.value)}
+                    onChange={(e) => setEvents((now) => toggleEvent(now, event.value, e.target.checked))} />
+                  {event.label}
+                </label>
+              ))}
+              <div className="form-row">
+                {EVENT_PRESETS.map((preset) => (
+                  <button key={preset.label} type="button" onClick={() => setEvents(preset.events)}>{preset.label}</button>
+                ))}
+              </div>
+              {eventsError && <span id="settings-events-error" className="field-error">{eventsError}</span>}
+            </div>
+          </fieldset>
         </fieldset>
+        {!readOnly && pipeline.webhook_url && <WebhookSecretPanel pipelineId={pipeline.id} />}
         {/* Errors the fields above show are not repeated here. */}
         {!(error instanceof ApiError && error.errors.length > 0 && error.errors.every((e) => shownFields.has(e.field))) && (
           <ErrorBanner error={error} />
@@ -169,5 +194,51 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
         </div>
       </form>
     </Dialog>
+  );
+}
+
+/** The signing secret of a saved webhook: shown on request, rotated on request (at once, not on Save). */
+function WebhookSecretPanel({ pipelineId }: { pipelineId: number }) {
+  const [secret, setSecret] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const call = async (path: string) => {
+    setBusy(true);
+    setError(null);
+    try {
+      setSecret((await api<WebhookSecret>(`/api/v1/pipeline/${pipelineId}/${path}`, { method: "POST" })).secret ?? null);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rotate = () => {
+    if (window.confirm("Rotate the secret? Deliveries are signed with the new one at once; receivers must be given it.")) {
+      void call("webhook_secret/rotate");
+    }
+  };
+
+  return (
+    <fieldset className="params webhook-secret">
+      <legend>Signing secret</legend>
+      <p className="hint">
+        Each delivery carries X-Myapp-Signature: sha256=HMAC-SHA256(secret, X-Myapp-Timestamp + "." + body).
+      </p>
+      {secret !== null && (
+        <Field id="settings-webhook-secret" label="Secret">
+          {(input) => <input {...input} type="text" readOnly value={secret} spellCheck={false} autoComplete="off"
+            onFocus={(e) => e.target.select()} />}
+        </Field>
+      )}
+      <div className="form-row">
+        <button type="button" disabled={busy} onClick={() => (secret === null ? void call("webhook_secret") : setSecret(null))}>
+          {secret === null ? "Show secret" : "Hide secret"}
+        </button>
+        <button type="button" disabled={busy} onClick={rotate}>Rotate secret</button>
+      </div>
+      <ErrorBanner error={error} />
+    </fieldset>
   );
 }

@@ -62,7 +62,7 @@ export function LogsTab({ attempt, taskName }: Props) {
   };
 
   const filtered = Boolean(replica || search);
-  const empty = status === "ended" || status === "failed"
+  const empty = status === "ended"
     ? (filtered ? "No lines match these filters." : "This attempt wrote no log lines.")
     : (filtered ? "No matching lines yet." : "Waiting for output…");
 

@@ -4,7 +4,7 @@ const TEXT: Record<Exclude<StreamStatus, "ended">, string> = {
   connecting: "connecting",
   live: "live",
   reconnecting: "reconnecting",
-  failed: "updates stopped",
+  waiting: "waiting to reconnect",
 };
 
 /** Whether what is on screen is live; nothing once the stream has ended (nothing more will change). */

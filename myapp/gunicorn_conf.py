@@ -1,0 +1,14 @@
+"""gunicorn settings of the web process (`gunicorn -c python:myapp.gunicorn_conf ...`; `myapp run`, the
+Dockerfile and install/ use it).
+
+gthread workers: each open event stream (myapp/api/streams.py) holds a thread of its worker, so a
+worker has many threads (MYAPP_WEB_THREADS, default 128; idle ones cost little: the streams' reads are
+done by one poller thread per process) and the app keeps an eighth of them free for other requests
+(/health, the API) by refusing streams beyond that. Evaluated in the master before it forks: workers
+inherit MYAPP_WEB_THREADS, from which the app derives its stream cap.
+"""
+import os
+
+worker_class = "gthread"
+threads = int(os.environ.setdefault("MYAPP_WEB_THREADS", "128"))
+accesslog = "-"
