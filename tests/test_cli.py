@@ -43,10 +43,13 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         if "DATABASE_URL" in env:  # the PostgreSQL pass: the platform is on PostgreSQL and Redis too
             import redis
 
+            from myapp.config import ACTIONS_QUEUE
+
             assert not (tmp_path / "myapp.sqlite").exists()
             broker = redis.Redis.from_url(env["REDIS_URL"])
-            wait_until(lambda: broker.exists("_kombu.binding.celery"), timeout=60, interval=0.5,
-                       what="the worker to bind its queue in Redis (once it has started)")
+            wait_until(lambda: any(ACTIONS_QUEUE.encode() in member for key in broker.keys("_kombu.binding.*")
+                                   for member in broker.smembers(key)), timeout=60, interval=0.5,
+                       what="the worker to bind its actions queue in Redis (once it has started)")
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
-from tests.support import TEST_DATABASE, unique
+from tests.support import unique
 
 
 def test_a_deleted_runs_id_and_its_task_runs_ids_are_not_given_again(app, catalog):
@@ -68,15 +68,14 @@ def _integer_key(engine: sa.Engine, table: str) -> bool:
 
 
 def test_migration_0009_keeps_every_row_and_constraint(app, tmp_path):
-    """An existing SQLite database at 0008, with rows: after 0009 the rows, their ids, the foreign keys
-    and the CHECK constraints are all there, and a deleted id is not given again."""
+    """An existing SQLite database at 0008 (a file of its own, whatever the pass's database), with rows:
+    after 0009 the rows, their ids, the foreign keys and the CHECK constraints are all there, and a deleted
+    id is not given again."""
     import pytest
     from alembic import command
 
     from myapp.migrate import alembic_config
 
-    if TEST_DATABASE != "sqlite":
-        pytest.skip("SQLite only: PostgreSQL never reuses ids, 0009 does nothing there")
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     command.upgrade(alembic_config(url), "0008")
     engine = sa.create_engine(url)

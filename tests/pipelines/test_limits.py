@@ -165,7 +165,8 @@ def test_schedules_more_frequent_than_the_minimum_are_refused(user, project, lim
         assert refused in errors_of(resp)["schedule"]
 
 
-def test_yaml_import_and_clone_enforce_the_minimum_and_an_unchanged_schedule_stays(user, project, limits):
+def test_yaml_import_and_clone_enforce_the_minimum_and_an_unchanged_schedule_stays(user, project, limits,
+                                                                                  catalog):
     doc = {"project": project["name"], "name": unique("y"), "schedule": "* * * * * */10", "paused": True,
            "tasks": [{"name": "t", "template": "python", "args": {"command": "true"}}]}
     resp = user.post("/api/v1/pipeline/import", json={"yaml": yaml.safe_dump(doc)})
