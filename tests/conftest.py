@@ -136,6 +136,22 @@ def catalog(app):
 
 
 @pytest.fixture()
+def fake_default_backend(app):
+    """Workers resolve backends through the registry; put a fake one there for this test."""
+    from myapp.backends import registry
+    from tests.fake_backend import FakeBackend
+
+    backend = FakeBackend()
+    key = ("default", app.config["MYAPP_BACKEND"])
+    saved = registry._backends.get(key)
+    registry._backends[key] = backend
+    yield backend
+    registry._backends.pop(key)
+    if saved is not None:
+        registry._backends[key] = saved
+
+
+@pytest.fixture()
 def double() -> Iterator[ApiServerDouble]:
     """A Kubernetes API-server double on 127.0.0.1 (tests/k8s_double), stopped after the test."""
     from tests.k8s_double import ApiServerDouble

@@ -6,7 +6,6 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from tests.fake_backend import FakeBackend
 from tests.pipelines.support import make_pipeline
 from tests.support import REDIS_TEST_URL, wait_until
 from tests.world import build_catalog, created
@@ -126,22 +125,6 @@ def test_embedded_broker_fanout_reaches_queues_bound_in_another_connection(tmp_p
         assert channel.get_table("bcast") == [("", "", "w2")]
 
 
-@pytest.fixture()
-def fake_default_backend(app):
-    """Workers resolve backends through the registry; put a fake one there for this process."""
-    from myapp.backends import registry
-
-    backend = FakeBackend()
-    key = ("default", app.config["MYAPP_BACKEND"])
-    saved = registry._backends.get(key)
-    registry._backends[key] = backend
-    yield backend
-    registry._backends.pop(key)
-    if saved is not None:
-        registry._backends[key] = saved
-
-
-@pytest.mark.slow  # starts a Celery worker
 def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catalog):
     """One request drives the run to its end: the worker asks again itself while it has more to do."""
     from myapp import reconcile_requests

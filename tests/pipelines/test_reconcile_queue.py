@@ -25,21 +25,6 @@ def sent(monkeypatch):
     return out
 
 
-@pytest.fixture()
-def backend(app):
-    """The worker's tasks resolve backends through the registry: a fake one for this test."""
-    from myapp.backends import registry
-
-    fake = FakeBackend()
-    key = ("default", app.config["MYAPP_BACKEND"])
-    saved = registry._backends.get(key)
-    registry._backends[key] = fake
-    yield fake
-    registry._backends.pop(key)
-    if saved is not None:
-        registry._backends[key] = saved
-
-
 def row(app, run_id):
     from myapp.extensions import db
     from myapp.models import PipelineRun
@@ -62,11 +47,11 @@ def run_task(app, run_id):
         return reconcile_run(run_id)
 
 
-def test_a_run_has_at_most_one_pending_request(app, catalog, sent, backend):
+def test_a_run_has_at_most_one_pending_request(app, catalog, sent, fake_default_backend):
     from myapp import reconcile_requests
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
-    backend.script["a"] = ["hang"]
+    fake_default_backend.script["a"] = ["hang"]
     celery = app.extensions["celery"]
     with app.app_context():
         assert reconcile_requests.request(celery, [run_id]) == [run_id]
@@ -80,14 +65,14 @@ def test_a_run_has_at_most_one_pending_request(app, catalog, sent, backend):
     assert sent[-1] == (run_id, BACKGROUND_QUEUE)
 
 
-def test_beat_requests_only_runs_that_are_due_and_resends_stale_requests(app, catalog, sent, backend):
+def test_beat_requests_only_runs_that_are_due_and_resends_stale_requests(app, catalog, sent, fake_default_backend):
     from myapp import reconcile_requests
     from myapp.extensions import db
     from myapp.models import PipelineRun
     from myapp.pipelines.controller import POLL_MIN
 
     hanging, _ = make_pipeline(app, catalog, {"a": {}}, [])
-    backend.script["a"] = ["hang"]
+    fake_default_backend.script["a"] = ["hang"]
     done, _ = make_pipeline(app, catalog, {"b": {}}, [])
     fresh, _ = make_pipeline(app, catalog, {"c": {}}, [])
     run_task(app, hanging)
@@ -155,17 +140,17 @@ def test_the_timer_wakes_a_run_for_its_timeout_and_its_retry(app, catalog):
     assert timeout_at < start + dt.timedelta(seconds=retry_delay(60, 1))
 
 
-def test_one_request_drives_a_long_chain_past_max_passes(app, catalog, sent, backend):
+def test_one_request_drives_a_long_chain_past_max_passes(app, catalog, sent, fake_default_backend):
     from myapp.pipelines.controller import MAX_PASSES
 
     names = [f"t{i}" for i in range(12)]  # about 3 passes per task: well past MAX_PASSES
     run_id, _ = make_pipeline(app, catalog, {n: {} for n in names}, list(itertools.pairwise(names)))
     assert 3 * len(names) > MAX_PASSES
     assert run_task(app, run_id) == "succeeded"
-    assert set(backend.creations.values()) == {1} and len(backend.creations) == len(names)
+    assert set(fake_default_backend.creations.values()) == {1} and len(fake_default_backend.creations) == len(names)
 
 
-def test_a_run_that_ends_wakes_the_runs_waiting_for_it(app, catalog, sent, backend):
+def test_a_run_that_ends_wakes_the_runs_waiting_for_it(app, catalog, sent, fake_default_backend):
     from myapp.extensions import db
     from myapp.models import PipelineRun
 
@@ -176,7 +161,7 @@ def test_a_run_that_ends_wakes_the_runs_waiting_for_it(app, catalog, sent, backe
         db.session.add(second)
         db.session.commit()
         second_id = second.id
-    backend.script["a"] = ["hang"]
+    fake_default_backend.script["a"] = ["hang"]
     assert run_task(app, first) == "running"
     assert run_task(app, second_id) == "queued"  # waits for the first
     assert aware(row(app, second_id).next_reconcile_at) > dt.datetime.now(dt.UTC)
