@@ -14,6 +14,7 @@ from flask_appbuilder.security.sqla.manager import SecurityManager
 from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
 
 from .claims import ISSUED_CLAIM, RUN_CLAIM
+from .logins import install, record_attempt, session_valid
 
 ADMIN_ROLE = "Admin"
 USER_ROLE = "User"
@@ -68,8 +69,6 @@ def bearer_only() -> None:
 
 def install_request_auth(app: Flask) -> None:
     """First before-request hooks: the Bearer rule, then login limits (myapp.logins)."""
-    from .logins import install
-
     install(app)
     app.before_request_funcs.setdefault(None, []).insert(0, bearer_only)
     app.extensions["flask-jwt-extended"].additional_claims_loader(lambda _identity: {ISSUED_CLAIM: time.time()})
@@ -89,8 +88,6 @@ class PlatformSecurityManager(SecurityManager):
     def load_user(self, pk):
         """The cookie session's user (Flask-Login's loader): only while the session id the cookie
         carries is live (myapp.logins), so a cookie copied before logout is refused."""
-        from .logins import session_valid
-
         user = super().load_user(pk)
         return user if user is not None and session_valid(user.id) else None
 
@@ -107,8 +104,6 @@ class PlatformSecurityManager(SecurityManager):
     def auth_user_db(self, username, password):
         """FAB's password check, counted for the lockout (myapp.logins; the before-request hook has
         already refused a locked account or too many attempts)."""
-        from .logins import record_attempt
-
         user = super().auth_user_db(username, password)
         if isinstance(username, str) and username.strip():
             record_attempt(username.strip(), user)
