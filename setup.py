@@ -22,6 +22,8 @@ INSTALL_REQUIRES = [
     "kubernetes>=30",
     "psutil>=5.9,<8",
     "Flask-Caching>=2.3,<3",
+    # myapp/logins.py counts sign-in attempts with it (Flask-Limiter's engine; FAB brings it too).
+    "limits>=5,<6",
 ]
 
 TEST_REQUIRES = [
