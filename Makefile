@@ -7,7 +7,7 @@ UI_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts 
 $(VENV)/.installed: setup.py
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,ml]"
+	$(PY) -m pip install --quiet -e ".[test,ml,notebook,serving]"
 	touch $@
 
 install: $(VENV)/.installed

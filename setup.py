@@ -24,6 +24,8 @@ INSTALL_REQUIRES = [
     "Flask-Caching>=2.3,<3",
     # myapp/logins.py counts sign-in attempts with it (Flask-Limiter's engine; FAB brings it too).
     "limits>=5,<6",
+    # The notebook proxy (myapp/notebooks/proxy.py): HTTP and websockets to JupyterLab, beside gunicorn.
+    "aiohttp>=3.9,<4",
 ]
 
 TEST_REQUIRES = [
@@ -36,6 +38,8 @@ TEST_REQUIRES = [
     "schemathesis==4.32.5",
     # Drives Debian's /usr/bin/chromium (never a downloaded browser) for the UI tests and benchmarks/editor.py.
     "playwright>=1.50,<2",
+    # tests/serving: builds the ONNX models the model server is tested with (torch.onnx.export needs it).
+    "onnx>=1.16,<2",
     # Linters `make lint` runs (settings in pyproject.toml).
     "ruff==0.17.6",
     "mypy==2.4.1",
@@ -48,7 +52,9 @@ setup(
     packages=find_packages(include=["myapp", "myapp.*"]),
     include_package_data=True,
     # The upstream CRD schemas rendering validates against (README there gives source and version).
-    package_data={"myapp.rendering": ["crds/*.json", "crds/README.md"]},
+    package_data={"myapp.rendering": ["crds/*.json", "crds/README.md"],
+                  # the simulator page's sample trace (docs/scheduling.md)
+                  "myapp.scheduler.traces": ["*.csv", "README.md"]},
     python_requires=">=3.11",
     install_requires=INSTALL_REQUIRES,
     extras_require={
@@ -57,6 +63,11 @@ setup(
         # newer releases pulls several GB of CUDA packages.
         "ml": ["torch==2.13.0", "scikit-learn>=1.5,<2"],
         "gpu": ["nvidia-ml-py>=12"],
+        # Local notebooks run JupyterLab with the platform's Python (`make install` installs it).
+        "notebook": ["jupyterlab>=4.2,<5"],
+        # Local model servers (job-templates/deploy-service/main.py): joblib/scikit-learn, TorchScript (torch
+        # from "ml"), ONNX through onnxruntime.
+        "serving": ["scikit-learn>=1.5,<2", "joblib>=1.4", "onnxruntime>=1.17"],
     },
     entry_points={"console_scripts": ["myapp=myapp.cli:main"]},
 )

@@ -354,6 +354,19 @@ def cpu_per_request(before: dict[str, Any], after: dict[str, Any], wall: float, 
             f"{per['client']:.2f} ms; {used['busy'] / wall:.2f} cores busy, {other:.2f} by other processes")
 
 
+def connections_per_worker(server_pid: int, port: int) -> list[int]:
+    """The clients' connections each gunicorn worker holds: a keep-alive connection stays with the worker
+    that accepted it, and one worker serving most of them (its process, one core) shows in the tail."""
+    counts = []
+    for worker in psutil.Process(server_pid).children():
+        try:
+            counts.append(sum(1 for c in worker.net_connections("tcp")
+                              if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
+        except psutil.Error:  # a worker that ended meanwhile
+            pass
+    return sorted(counts, reverse=True)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
@@ -452,6 +465,9 @@ def main() -> int:
         sql, counts = raw_sql_ms(db_url, paths, ids["member"])
         drive(base, token, paths, args.clients, warm, args.max_requests, counts)
         cpu = [cpu_seconds(proc.pid, None if args.sqlite else name)]
+        spread: list[list[int]] = []
+        sampler = threading.Timer(args.seconds / 2, lambda: spread.append(connections_per_worker(proc.pid, port)))
+        sampler.start()
         load = drive(base, token, paths, args.clients, args.seconds, args.max_requests, counts)
         cpu.append(cpu_seconds(proc.pid, None if args.sqlite else name))
         # The floor: the same server and clients, a request that reads the database but needs no sign-in.
@@ -459,6 +475,8 @@ def main() -> int:
         cpu.append(cpu_seconds(proc.pid, None if args.sqlite else name))
         print()
         status = report(load, health, sql)
+        sampler.join()
+        print(f"client connections per gunicorn worker, mid-phase: {spread[0] if spread else 'not sampled'}")
         for label, phase, before, after in (("lists", load, cpu[0], cpu[1]), ("/health", health, cpu[1], cpu[2])):
             served = sum(len(v) for v in phase["samples"].values())
             print(f"{label}: {cpu_per_request(before, after, phase['wall'], served)}")

@@ -362,9 +362,10 @@ def load_figures(app, long_ids, probes, cancels, lengths, reconciles, seconds, b
             TaskRun.pipeline_run_id.in_(probes), TaskRun.submitted_at.is_not(None)))
         ended = dict(db.session.query(PipelineRun.id, PipelineRun.finished_at).filter(
             PipelineRun.id.in_(list(cancels)), PipelineRun.state == RunState.CANCELLED))
+        # Ended: a long run the workers have not reached yet (still queued, on a loaded machine) has not.
         others = db.session.query(PipelineRun.id).filter(
             PipelineRun.id.in_(long_ids), ~PipelineRun.id.in_(list(cancels)),
-            PipelineRun.state != RunState.RUNNING).count()
+            PipelineRun.state.in_([RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED])).count()
         db.session.rollback()
     start_s = sorted((submitted[r] - starts[r]).total_seconds() for r in probes if r in submitted)
     cancel_s = sorted((ended[r] - aware(sent)).total_seconds() for r, sent in cancels.items() if r in ended)

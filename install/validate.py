@@ -19,7 +19,7 @@ import kubernetes_validate
 import yaml
 
 HERE = Path(__file__).resolve().parent
-BUILDS = [HERE / "base", HERE / "projects" / "demo"]
+BUILDS = [HERE / "base", HERE / "projects" / "demo", HERE / "istio"]
 
 
 def build(path: Path) -> str:

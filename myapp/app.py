@@ -131,10 +131,13 @@ def init_read_requests(app: Flask) -> None:
 
 
 def init_ui(app: Flask) -> None:
-    """The browser UI (static files under /ui/) and its cookie-session login."""
+    """The browser UI (static files under /ui/) and its cookie-session login; Istio's ext-authz check of
+    notebook requests on Kubernetes, which the browser's cookies reach through Envoy."""
+    from .notebook_extauthz import register as register_notebook_extauthz
     from .web import register_ui
 
     register_ui(app)
+    register_notebook_extauthz(app)
 
 
 # The built UI loads only its own script and stylesheet (and a data: favicon); React and the DAG

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from myapp.outputs import OUTPUTS_KEY, OutputError, check_declaration
 from myapp.rendering.args import SchemaError, check_property
 from myapp.rendering.errors import CatalogError
 from myapp.rendering.kinds import KINDS
@@ -27,8 +28,9 @@ from myapp.rendering.quantity import RESOURCE_KEYS, format_cpu, format_memory, p
 CATALOG_ROOT = Path(os.environ.get("MYAPP_CATALOG_ROOT") or Path(__file__).resolve().parent.parent / "job-templates")
 TEMPLATE_FILE = "template.yaml"
 REQUIRED_FILES = ("README.md", "Dockerfile")
-FIELDS = ("name", "version", "description", "category", "kind", "image", "command", "args", "resources", "env")
-OPTIONAL_FIELDS = frozenset({"args", "env"})
+FIELDS = ("name", "version", "description", "category", "kind", "image", "command", "args", "outputs", "resources",
+          "env", "checkpoints")
+OPTIONAL_FIELDS = frozenset({"args", "outputs", "env", "checkpoints"})
 VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?")
 CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,30}")
 IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
@@ -92,7 +94,18 @@ def load_template(folder: Path) -> dict[str, Any]:
     if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
         raise fail("command", "must be a non-empty list of non-empty strings")
     args_schema = _args_schema(raw.get("args") or {}, kind, fail)
+    try:  # the outputs a task of this template writes, kept in its schema (myapp/outputs.py)
+        declared = check_declaration(raw.get("outputs"))
+    except OutputError as exc:
+        raise fail(exc.field, exc.reason) from None
+    if declared:
+        args_schema[OUTPUTS_KEY] = declared
     default_resources, max_resources = _resources(raw["resources"], fail)
+    # The job saves its progress and resumes from it when started again: preempting it loses little,
+    # so admission stops such jobs first (myapp/admission.py).
+    checkpoints = raw.get("checkpoints", False)
+    if not isinstance(checkpoints, bool):
+        raise fail("checkpoints", f"must be true or false, got {checkpoints!r}")
     return {
         "name": raw["name"],
         "version": raw["version"],
@@ -105,6 +118,7 @@ def load_template(folder: Path) -> dict[str, Any]:
         "default_resources": default_resources,
         "max_resources": max_resources,
         "env": _env(raw.get("env") or {}, fail),
+        "checkpoints": checkpoints,
         "path": str(folder),
     }
 

@@ -23,6 +23,8 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
     celery.conf.beat_schedule = {
         "heartbeat": {"task": "myapp.heartbeat", "schedule": 30.0},
         "tick": {"task": "myapp.tick", "schedule": float(app.config["MYAPP_TICK_SECONDS"])},
+        # Notebooks: lost starts requested again, idle ones marked and culled (myapp/notebooks/activity.py).
+        "notebook-tick": {"task": "myapp.notebook_tick", "schedule": max(5.0, float(app.config["MYAPP_TICK_SECONDS"]))},
     }
     celery.conf.beat_schedule_filename = f"{app.config['INSTANCE_PATH']}/celerybeat-schedule"
     if default:

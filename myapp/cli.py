@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from flask.cli import FlaskGroup, with_appcontext
 
 from .app import create_app
 from .errors import DomainError
-from .pipelines.cli import pipeline_group
+from .pipelines.cli import login_command, model_group, pipeline_group, run_group, service_group
 from .rendering.cli import render_command
 from .scheduler.cli import simulate_command
 
@@ -25,6 +26,9 @@ def main() -> None:
 
 main.add_command(render_command)
 main.add_command(pipeline_group)
+# Against a remote platform after `myapp login URL` (myapp/client.py), in-process otherwise.
+for _command in (login_command, model_group, service_group):
+    main.add_command(_command)
 main.add_command(simulate_command)
 
 
@@ -173,23 +177,41 @@ def _say_job_isolation() -> None:
         click.echo(f"{isolation.reason[0].upper()}{isolation.reason[1:]}.")
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True)
 @click.option("--web-workers", default=2, show_default=True)
 @click.option("--web-threads", default=128, show_default=True,
               help="Threads per web worker; each open event stream holds one (an eighth stay for other requests).")
-def run(host: str, port: int, web_workers: int, web_threads: int) -> None:
-    """The whole platform in one command: web, Celery worker and beat. Ctrl-C stops all."""
+@click.option("--notebook-port", default=None, type=int,
+              help="The notebook proxy's port (default: --port + 1; MYAPP_NOTEBOOK_URL says where users reach it).")
+@click.pass_context
+def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads: int,
+        notebook_port: int | None) -> None:
+    """The whole platform in one command: web, Celery worker and beat. Ctrl-C stops all.
+
+    `myapp run list|cancel|rerun` are about pipeline runs instead (myapp/pipelines/cli.py)."""
+    if ctx.invoked_subcommand:
+        return
     os.umask(0o077)  # what web, worker and beat create in MYAPP_HOME is the platform's alone
     _say_job_isolation()
+    # Where jobs that call the platform reach it: the address it actually listens on, whatever the
+    # public MYAPP_BASE_URL says (myapp/backends/registry.py passes it to local jobs).
+    local_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     env = dict(os.environ, MYAPP_BASE_URL=os.environ.get("MYAPP_BASE_URL", f"http://{host}:{port}"),
-               MYAPP_WEB_THREADS=str(web_threads))
+               MYAPP_API_URL=f"http://{local_host}:{port}", MYAPP_WEB_THREADS=str(web_threads))
+    # The notebook proxy (myapp/notebooks/proxy.py) beside the web app; it proves itself to the web's
+    # authz check with a key made fresh at every start. Notebooks, like jobs, outlive a stop.
+    notebook_port = notebook_port or port + 1
+    env.setdefault("MYAPP_NOTEBOOK_URL", f"http://{host}:{notebook_port}")
+    env["MYAPP_NOTEBOOK_PROXY_KEY"] = secrets.token_urlsafe(32)
     commands = {
         "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"{host}:{port}",
                 "--workers", str(web_workers), "myapp.wsgi:app"],
         "worker": _celery_cmd("worker", "-l", "info", "--concurrency", "2"),
         "beat": _celery_cmd("beat", "-l", "info"),
+        "notebook proxy": [sys.executable, "-m", "myapp.notebooks.proxy", "--web", f"http://{local_host}:{port}",
+                           "--host", host, "--port", str(notebook_port)],
     }
     procs: list[subprocess.Popen] = []
     stopping = False
@@ -219,3 +241,7 @@ def run(host: str, port: int, web_workers: int, web_threads: int) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+for _name, _command in run_group.commands.items():  # `myapp run list|cancel|rerun`
+    run.add_command(_command, _name)

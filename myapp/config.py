@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MYAPP_STREAMS_PER_PROCESS": int(os.environ.get("MYAPP_STREAMS_PER_PROCESS", "0")) or None,
         "MYAPP_WEB_THREADS": int(os.environ.get("MYAPP_WEB_THREADS", "0")),  # set by `myapp run`
         "MYAPP_BACKEND": os.environ.get("MYAPP_BACKEND", "local"),
+        # Longest an image build may take (a local environment's pip install, a Kaniko Job): myapp/images/.
+        "MYAPP_ENV_BUILD_TIMEOUT": float(os.environ.get("MYAPP_ENV_BUILD_TIMEOUT", "1800")),
         # The built browser UI (frontend/dist by default; see myapp/web.py).
         "MYAPP_UI_DIR": os.environ.get("MYAPP_UI_DIR"),
         # How often beat requests the runs whose timer is due (polls, retries, timeouts: myapp/reconcile_requests.py).
@@ -169,6 +172,16 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MYAPP_MAX_BACKFILL_DAYS": int(os.environ.get("MYAPP_MAX_BACKFILL_DAYS", "366")),
         "MYAPP_MIN_SCHEDULE_INTERVAL": int(os.environ.get("MYAPP_MIN_SCHEDULE_INTERVAL", "60")),
         "MYAPP_BASE_URL": base_url,
+        # Notebooks (myapp/notebooks, docs/notebooks.md): where the notebook proxy answers (`myapp run` starts it
+        # on the web port + 1), a notebook without kernel or terminal activity for MYAPP_NOTEBOOK_IDLE_AFTER
+        # seconds shows idle, and is stopped after its project's timeout (default MYAPP_NOTEBOOK_CULL_SECONDS,
+        # 0: never).
+        "MYAPP_NOTEBOOK_URL": os.environ.get("MYAPP_NOTEBOOK_URL", "").rstrip("/") or _next_port(base_url),
+        # What the notebook proxy proves itself with to the authz check (`myapp run` makes one per start;
+        # unset: derived from the secret key).
+        "MYAPP_NOTEBOOK_PROXY_KEY": os.environ.get("MYAPP_NOTEBOOK_PROXY_KEY") or None,
+        "MYAPP_NOTEBOOK_IDLE_AFTER": float(os.environ.get("MYAPP_NOTEBOOK_IDLE_AFTER", "300")),
+        "MYAPP_NOTEBOOK_CULL_SECONDS": int(os.environ.get("MYAPP_NOTEBOOK_CULL_SECONDS", "3600")),
         # A run's platform API token expires after this many seconds (or its longest task timeout),
         # a backstop only: it is revoked as soon as the run ends (myapp/run_tokens.py).
         "MYAPP_RUN_TOKEN_LIFETIME": int(os.environ.get("MYAPP_RUN_TOKEN_LIFETIME", str(24 * 3600))),
@@ -181,3 +194,10 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     }
     config.update(overrides)
     return config
+
+
+def _next_port(base_url: str) -> str:
+    """The notebook proxy's default address: the web's, one port up (`myapp run --notebook-port`)."""
+    parts = urllib.parse.urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return urllib.parse.urlunsplit((parts.scheme, f"{parts.hostname}:{port + 1}", "", "", "")).rstrip("/")

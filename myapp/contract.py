@@ -13,6 +13,7 @@ PROJECT_LABEL = "myapp.io/project"
 PIPELINE_LABEL = "myapp.io/pipeline"
 RUN_LABEL = "myapp.io/run"
 TASK_LABEL = "myapp.io/task"
+RESOURCE_GROUP_LABEL = "myapp.io/resource-group"  # on a resource group's Volcano Queue (cluster-scoped)
 TEMPLATE_LABEL = "myapp.io/template"  # the job template's name (the local backend maps COPY paths back)
 # Unique per task attempt, on every pod template: selects every pod / process of the attempt.
 JOB_NAME_LABEL = "myapp.io/job-name"
@@ -26,6 +27,8 @@ CANCELLED_ANNOTATION = "myapp.io/cancelled"
 # Pod annotations rendering writes for the cluster's add-ons (Volcano gang scheduling, Istio).
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
+# The PriorityClass a gang's PodGroup names (Volcano orders PodGroups by it; install/ creates it).
+PRIORITY_CLASS = "myapp-batch"
 
 # The platform API token a job template mounts as `secret://myapp-api-token/token`: a logical name.
 # Rendering binds it to the run's own Secret (RenderContext.api_token_secret), which the run

@@ -30,6 +30,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy.exc import IntegrityError
 
+from .callers import caller
 from .claims import ISSUED_CLAIM
 from .extensions import appbuilder, db
 from .models import LoginFailure, LoginSession, TokenCutoff, utcnow
@@ -91,8 +92,9 @@ def token_revoked(payload: dict[str, Any]) -> str | None:
         user_id, issued = int(payload["sub"]), float(payload.get(ISSUED_CLAIM, payload["iat"]))
     except (KeyError, TypeError, ValueError):
         return None  # FAB's loader refuses what names no user
-    cutoff = db.session.scalar(sa.select(TokenCutoff.not_before).where(TokenCutoff.user_id == user_id))
-    if cutoff is not None and issued < aware(cutoff).timestamp():
+    found = caller(user_id)  # the cut-off kept with the user (myapp.callers), current on every commit
+    cutoff = found.cutoff if found is not None else None
+    if cutoff is not None and issued < cutoff:
         return "token revoked: the password was changed or the account locked after it was issued"
     return None
 

@@ -12,13 +12,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .backends import Backend, BackendError, JobRef, LogLine, MetricSample
-from .backends.registry import backend_for, log_archive
+from .backends.registry import backend_for, backend_for_group, log_archive
 from .errors import DomainError, Kind
 from .extensions import db
-from .models import Task, TaskRun
+from .models import Notebook, Task, TaskRun
 
 # The shapes of what is read, for the API's answers (it does not import myapp.backends).
-__all__ = ["LogFilter", "LogLine", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics"]
+__all__ = ["LogFilter", "LogLine", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics",
+           "read_notebook_lines"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,20 @@ class LogTail:
         for line in lines:
             self.cursor[line.replica] = max(self.cursor.get(line.replica, 0), line.seq)
         return [line for line in lines if self.keep(line)]
+
+
+def read_notebook_lines(nb: Notebook) -> list[LogLine]:
+    """A notebook's JupyterLab log: live while it runs, the archive of its last attempt once stopped."""
+    job = nb.job or {}
+    if not (job.get("ref") or job.get("last")):
+        return []
+    ref, archive = JobRef.from_dict(job.get("ref") or job["last"]), log_archive()
+    if not job.get("ref") and archive.exists(ref):
+        return archive.read(ref)
+    try:
+        return list(backend_for_group(nb.resource_group_id).logs(ref, follow=False))
+    except BackendError as exc:
+        raise DomainError(f"logs of notebook {nb.name} unavailable: {exc}", kind=Kind.UNAVAILABLE) from exc
 
 
 def read_metrics(attempt: TaskRun) -> list[dict[str, Any]]:

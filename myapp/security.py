@@ -11,8 +11,10 @@ from typing import Any
 
 from flask import Flask, g, request
 from flask_appbuilder.security.sqla.manager import SecurityManager
-from flask_jwt_extended import get_current_user, get_jwt, verify_jwt_in_request
+from flask_jwt_extended import JWTManager, get_current_user, get_jwt, verify_jwt_in_request
 
+from .callers import caller, is_kept
+from .callers import install as install_callers
 from .claims import ISSUED_CLAIM, RUN_CLAIM
 from .logins import install, record_attempt, session_valid
 
@@ -67,11 +69,39 @@ def bearer_only() -> None:
     setattr(g, BEARER_VERIFIED, True)
 
 
+VERIFIED_TOKENS_KEPT = 4096  # per process; beyond, the kept ones are dropped and verified again
+
+
+def keep_verified_tokens(manager: JWTManager) -> None:
+    """flask-jwt-extended parses a token three times per request (claims, header, then the verified
+    decode): a signature and its claims verified once are the same on the next request with the same
+    token, so the result is kept and used again while the token has not expired (an expired one goes
+    through the verification again, which refuses it). Revocation is not kept: the blocklist check
+    (myapp.run_tokens, myapp.logins) runs on every request."""
+    verify = manager._decode_jwt_from_config
+    kept: dict[tuple[str, Any, bool], dict[str, Any]] = {}
+
+    def decode(encoded_token: str, csrf_value: Any = None, allow_expired: bool = False) -> dict[str, Any]:
+        key = (encoded_token, csrf_value, allow_expired)
+        claims = kept.get(key)
+        if claims is None or (not allow_expired and "exp" in claims and claims["exp"] <= time.time()):
+            claims = verify(encoded_token, csrf_value, allow_expired)
+            if len(kept) >= VERIFIED_TOKENS_KEPT:
+                kept.clear()
+            kept[key] = claims
+        return dict(claims)
+
+    manager._decode_jwt_from_config = decode  # type: ignore[method-assign]
+
+
 def install_request_auth(app: Flask) -> None:
     """First before-request hooks: the Bearer rule, then login limits (myapp.logins)."""
     install(app)
+    install_callers()  # the signed-in user and their cut-off, kept per process while unchanged (myapp.callers)
     app.before_request_funcs.setdefault(None, []).insert(0, bearer_only)
-    app.extensions["flask-jwt-extended"].additional_claims_loader(lambda _identity: {ISSUED_CLAIM: time.time()})
+    manager = app.extensions["flask-jwt-extended"]
+    manager.additional_claims_loader(lambda _identity: {ISSUED_CLAIM: time.time()})
+    keep_verified_tokens(manager)
 
 
 class PlatformSecurityManager(SecurityManager):
@@ -86,16 +116,18 @@ class PlatformSecurityManager(SecurityManager):
         return super().has_access(permission_name, view_name)
 
     def load_user(self, pk):
-        """The cookie session's user (Flask-Login's loader): only while the session id the cookie
-        carries is live (myapp.logins), so a cookie copied before logout is refused."""
-        user = super().load_user(pk)
+        """The cookie session's user (Flask-Login's loader): an active user, only while the session id
+        the cookie carries is live (myapp.logins), so a cookie copied before logout is refused."""
+        found = caller(int(pk))
+        user = found.user if found is not None and found.user.is_active else None
         return user if user is not None and session_valid(user.id) else None
 
     def load_user_jwt(self, _jwt_header, jwt_data):
         """A person's token: an active user (revocation is myapp.run_tokens' blocklist check). A
         project's bot is inactive (it signs in with nothing, and tokens of its own are refused): only
         its runs' tokens act as it, once checked not revoked."""
-        user = self.get_user_by_id(int(jwt_data["sub"]))
+        found = caller(int(jwt_data["sub"]))
+        user = found.user if found is not None else None
         if user is None or (RUN_CLAIM not in jwt_data and not user.is_active):
             return None
         g.user = user
@@ -115,6 +147,11 @@ class PlatformSecurityManager(SecurityManager):
         FAB would look up the Public role's permissions (2 queries) twice on every API call.
         """
         return False
+
+    def _get_safe_user(self, user):
+        """FAB loads a detached user again before checking its permissions; the caller's snapshot is
+        detached on purpose and complete (myapp.callers)."""
+        return user if is_kept(user) else super()._get_safe_user(user)
 
     def get_user_by_id(self, pk):
         """The user with roles and groups in one query: every request checks them."""

@@ -105,13 +105,19 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
     spec = {
         "name": "digits", "project": project.name,
         "description": "Train a digits classifier with PyTorch DDP, register it, serve it.",
+        # Run with another learning rate: `myapp pipeline run digits --param lr=0.01`, or Run in the editor.
+        "parameters": {"lr": 0.05},
         "tasks": [
             {"name": "train", "template": "pytorch-ddp",
-             "args": {"workers": 1, "epochs": 12, "output_path": str(model)}, "timeout": 1800},
+             "args": {"workers": 1, "epochs": 12, "lr": "{{ params.lr }}", "output_path": str(model)},
+             "timeout": 1800},
             {"name": "register", "template": "model-register", "depends_on": ["train"],
-             "args": {"model_name": "digits", "model_path": str(model), "framework": "pytorch"}},
-            {"name": "serve", "template": "deploy-service", "depends_on": ["register"],
-             "args": {"service_name": "digits", "version": "v{{ run_id }}", "model_path": str(model)}},
+             "args": {"model_name": "digits", "model_path": str(model), "framework": "pytorch",
+                      "signature": '{"shape": [null, 64], "dtype": "float32"}'}},
+            # The service object outlives the run (its servers stop when it is deleted); each run's version
+            # replaces the one before on it (docs/serving.md).
+            {"name": "serve", "template": "serve-model", "depends_on": ["register"],
+             "args": {"service_name": "digits", "model_name": "digits"}},
         ],
     }
     pipeline = apply(parse(yaml.safe_dump(spec)), project, None)

@@ -94,7 +94,59 @@ def tick(self) -> int:
     reconcile_requests.request(self.app, created, reconcile_requests.BACKGROUND_QUEUE)
     reconcile_requests.request(self.app, changed_runs(), reconcile_requests.BACKGROUND_QUEUE)
     RunController(backend_for).release_tokens()
+    _request_services(self.app)
+    _request_builds(self.app)
     return len(reconcile_requests.request_due(self.app))
+
+
+def _request_builds(celery: Any) -> None:
+    """Image builds whose request was lost or whose worker died: asked again (building is idempotent)."""
+    from .images.drive import stale_builds
+
+    for build_id in stale_builds():
+        celery.send_task("myapp.build_image", args=[build_id], queue=reconcile_requests.BACKGROUND_QUEUE)
+
+
+def _request_services(celery: Any) -> None:
+    """Inference services whose next look is due: re-adopt, restart what died, finish deletes."""
+    from .serving.controller import due_services
+
+    for service_id in due_services():
+        celery.send_task("myapp.reconcile_service", args=[service_id], queue=reconcile_requests.BACKGROUND_QUEUE)
+
+
+@shared_task(name="myapp.reconcile_service", bind=True, ignore_result=True)
+def reconcile_service(self, service_id: int) -> bool:
+    """One pass of the serving controller (myapp/serving/controller.py); a service still converging
+    is looked at again in a second (beat's tick also requests the ones whose next look is due)."""
+    from flask import current_app
+
+    from .backends.registry import default_backend, log_archive
+    from .serving.controller import ServingController
+
+    controller = ServingController(lambda service: default_backend(), current_app.config["SECRET_KEY"], log_archive())
+    settled = controller.reconcile(service_id)
+    if not settled:
+        self.app.send_task("myapp.reconcile_service", args=[service_id], queue=reconcile_requests.BACKGROUND_QUEUE,
+                           countdown=1)
+    return settled
+
+
+@shared_task(name="myapp.build_image", ignore_result=True)
+def build_image(build_id: int) -> str | None:
+    """Build an image (a Kaniko Job on Kubernetes, a Python environment locally): myapp/images/drive.py."""
+    from .images.drive import drive
+
+    return drive(build_id)
+
+
+@shared_task(name="myapp.serving_release", ignore_result=True)
+def serving_release(item: dict) -> None:
+    """Stop the servers of a service whose project was deleted (its row went with the project)."""
+    from .backends.registry import default_backend, log_archive
+    from .serving.controller import release
+
+    release(item, default_backend(), log_archive())
 
 
 @shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)
@@ -131,3 +183,56 @@ def _deliver(task: Any, send: Callable[[int, str], int | None], object_id: int, 
 def _aware(value: dt.datetime) -> dt.datetime:
     """SQLite hands back naive datetimes; everything we store is UTC."""
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+# ---- notebooks (myapp/notebooks) ---------------------------------------------------------------------------
+def _notebook_hooks() -> Any:
+    from .backends.registry import backend_for_group, log_archive
+    from .notebooks import activity
+    from .notebooks.lifecycle import Hooks
+
+    return Hooks(backend_for=backend_for_group, archive=log_archive(), prepare=activity.environment_check(),
+                 admit=activity.admission_check())
+
+
+@shared_task(name="myapp.notebook_reconcile", bind=True, ignore_result=True)
+def notebook_reconcile(self, notebook_id: int) -> str | None:
+    """Make a notebook follow its intent (start, stop, delete); while it waits for its environment or
+    for resources, it asks again in a few seconds."""
+    from .models import NotebookState
+    from .notebooks.lifecycle import fail_unexpectedly, reconcile
+
+    try:
+        state = reconcile(notebook_id, _notebook_hooks())
+    except Exception as exc:
+        db.session.rollback()
+        fail_unexpectedly(notebook_id, exc)  # never left pending by a bug; the error is still raised and logged
+        raise
+    if state in (NotebookState.PULLING, NotebookState.WAITING):
+        self.app.send_task("myapp.notebook_reconcile", args=[notebook_id], queue=reconcile_requests.BACKGROUND_QUEUE,
+                           countdown=3)
+    return state.value if state else None
+
+
+@shared_task(name="myapp.notebook_release", ignore_result=True)
+def notebook_release(attempt: dict) -> None:
+    """Stop what a deleted project's notebook left running (its row went with the project)."""
+    from .notebooks.lifecycle import release
+
+    release(attempt, _notebook_hooks())
+
+
+@shared_task(name="myapp.notebook_tick", bind=True, ignore_result=True)
+def notebook_tick(self) -> int:
+    """Beat: notebooks on their way somewhere that nobody is working on are requested again, and
+    running ones are checked for kernel and terminal activity (idle, culled after the project's timeout)."""
+    from .notebooks import activity
+    from .notebooks.lifecycle import due
+
+    ids = due()
+    for notebook_id in ids:
+        self.app.send_task("myapp.notebook_reconcile", args=[notebook_id], queue=reconcile_requests.BACKGROUND_QUEUE)
+    looks = activity.check_all()  # culled, or not answering
+    for notebook_id in looks:
+        self.app.send_task("myapp.notebook_reconcile", args=[notebook_id], queue=reconcile_requests.ACTIONS_QUEUE)
+    return len(ids) + len(looks)

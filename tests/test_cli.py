@@ -26,8 +26,9 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
     assert again.returncode == 0 and "password" not in again.stdout  # idempotent; shown once
 
     port = free_port()
-    proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
+                             "--web-workers", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
@@ -64,11 +65,11 @@ def test_children_stop_when_run_is_killed(tmp_path, platform_env):
     """Even SIGKILL on `myapp run` leaves no web, worker or beat behind."""
     env = platform_env(tmp_path)
     assert subprocess.run([*MYAPP, "db", "upgrade"], env=env, capture_output=True, timeout=120).returncode == 0
-    proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--web-workers", "1"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    children = wait_until(lambda: len(found := psutil.Process(proc.pid).children()) >= 3 and found,
-                          timeout=30, interval=0.5, what="`myapp run` to start web, worker and beat")
-    assert len(children) == 3
+    proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--notebook-port", str(free_port()),
+                             "--web-workers", "1"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = wait_until(lambda: len(found := psutil.Process(proc.pid).children()) >= 4 and found,
+                          timeout=30, interval=0.5, what="`myapp run` to start web, worker, beat, notebook proxy")
+    assert len(children) == 4
     proc.kill()
     proc.wait()
     _, alive = psutil.wait_procs(children, timeout=30)

@@ -1,13 +1,11 @@
 """The Quick start's promise, end to end: `myapp init`, `myapp run`, run the demo pipeline in the
 platform (DDP training on 2 local processes, model registered through the API by the job itself,
-service deployed locally) and get a correct prediction from the served model."""
+model served by an inference service the run's serve task asked for) and get a correct prediction through
+the service's stable URL; deleting the service stops its servers."""
 from __future__ import annotations
 
-import json
-import re
 import signal
 import subprocess
-import urllib.request
 
 import pytest
 import requests
@@ -20,8 +18,6 @@ pytestmark = pytest.mark.slow  # the whole platform, and real training and servi
 def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
     from sklearn.datasets import load_digits
 
-    from myapp.backends import JobRef
-    from myapp.backends.local import LocalBackend
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -32,7 +28,7 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
     assert "pipeline: digits" in init.stdout
     platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    serve_ref = None
+    service_id = None
     try:
         wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
@@ -65,17 +61,22 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
         versions = api.get(f"{base}/api/v1/model_version/", params={"name": "digits"}).json()["items"]
         assert len(versions) == 1 and versions[0]["uri"].endswith(f"digits-{run['id']}.pt")
 
-        serve = next(t for t in by_task.values() if t["manifests"][0]["kind"] == "Deployment")
-        serve_ref = JobRef.from_dict(serve["backend_ref"])
-        url = re.search(r"serving at (http://\S+)", serve["reason"]).group(1)
+        assert versions[0]["run_id"] == run["id"]  # the version links back to its run
+
+        # The serve task made an inference service (its servers are the service's, not the run's).
+        service = api.get(f"{base}/api/v1/inference_service/", params={"name": "digits"}).json()["items"][0]
+        service_id = service["id"]
+        assert service["state"] == "running" and service["model_version_id"] == versions[0]["id"]
         features, labels = load_digits(return_X_y=True)
-        body = json.dumps({"instances": features[:20].tolist()}).encode()
-        request = urllib.request.Request(url + "/predict", data=body, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as response:
-            predictions = json.loads(response.read())["predictions"]
+        answer = api.post(f"{base}{service['endpoint']}predict", json={"instances": features[:20].tolist()},
+                          timeout=30)
+        assert answer.status_code == 200 and answer.headers["X-Model-Version"] == f"v{versions[0]['version']}"
+        predictions = answer.json()["predictions"]
         assert sum(int(p == y) for p, y in zip(predictions, labels[:20], strict=True)) >= 18
     finally:
-        if serve_ref is not None:  # the service outlives the run by design; stop it here
-            LocalBackend(tmp_path / "jobs").cancel(serve_ref)
+        if service_id is not None:  # the service outlives the run by design: deleting it stops its servers
+            api.delete(f"{base}/api/v1/inference_service/{service_id}", timeout=30)
+            wait_until(lambda: api.get(f"{base}/api/v1/inference_service/{service_id}", timeout=30).status_code
+                       == 404, timeout=60, interval=0.5, what="the service to be gone")
         platform.send_signal(signal.SIGINT)
         platform.wait(60)

@@ -208,6 +208,10 @@ def build_world(app, make_user) -> FuzzWorld:
         return created(user.post("/api/v1/edge/", json={"pipeline_id": pipe, "upstream_task_id": up,
                                                         "downstream_task_id": down}))["id"]
 
+    def catalog_image() -> str:  # a notebook names a catalog image as repository:tag
+        image = admin.get(f"/api/v1/image/{cat['image']}").get_json()
+        return f"{image['repository']}:{image['tag']}"
+
     def model_version() -> int:
         return created(user.post("/api/v1/model_version/", json={
             "project_id": pid, "name": unique("m"), "uri": "file:///models/m.pt"}))["id"]
@@ -217,7 +221,7 @@ def build_world(app, make_user) -> FuzzWorld:
         "pipeline": pipeline, "task": task, "edge": edge, "model_version": model_version,
         "pipeline_run": lambda: insert_finished_run(app, pid, ids["pipeline"]),
         "notebook": lambda: created(user.post("/api/v1/notebook/", json={
-            "project_id": pid, "name": unique("nb"), "image": "jupyter/base:1"}))["id"],
+            "project_id": pid, "name": unique("nb"), "image": catalog_image()}))["id"],
         "inference_service": lambda: created(user.post("/api/v1/inference_service/", json={
             "project_id": pid, "name": unique("s"), "model_version_id": model_version()}))["id"],
         "image_build": lambda: created(user.post("/api/v1/image_build/", json={

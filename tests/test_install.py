@@ -54,6 +54,8 @@ WORKER_CALLS: Grants = {
     ("", "services"): {"create", "get", "patch", "delete"},
     ("autoscaling", "horizontalpodautoscalers"): {"create", "get", "patch", "delete"},
     ("networking.istio.io", "virtualservices"): {"create", "get", "patch", "delete"},
+    ("security.istio.io", "authorizationpolicies"): {"create", "get", "delete"},
+    ("", "persistentvolumeclaims"): {"create", "get", "delete"},
     ("", "pods"): {"get", "list", "deletecollection"},
     ("", "pods/log"): {"get"},
     ("metrics.k8s.io", "pods"): {"list"},
@@ -122,7 +124,8 @@ def grants(role: dict[str, Any]) -> Grants:
 BASE = documents(INSTALL / "base")
 COMPONENT = documents(INSTALL / "components" / "namespace-management")
 DEMO = documents(INSTALL / "projects" / "demo")
-EVERYTHING = [*BASE, *COMPONENT, *DEMO]
+ISTIO = documents(INSTALL / "istio")
+EVERYTHING = [*BASE, *COMPONENT, *DEMO, *ISTIO]
 
 
 def test_install_manifests_validate():

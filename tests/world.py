@@ -51,8 +51,9 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
     run = created(owner.post("/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]}))
     world.ids["pipeline_run"] = run["id"]
     world.ids["task_run"] = insert_task_run(app, pid, run["id"], tasks[0]["id"])
+    image = owner.get(f"/api/v1/image/{catalog['image']}").get_json()  # a notebook names a catalog image
     world.ids["notebook"] = created(owner.post("/api/v1/notebook/", json={
-        "project_id": pid, "name": "nb", "image": "jupyter/base:1"}))["id"]
+        "project_id": pid, "name": "nb", "image": f"{image['repository']}:{image['tag']}"}))["id"]
     world.ids["model_version"] = created(owner.post("/api/v1/model_version/", json={
         "project_id": pid, "name": "digits", "uri": "file:///models/digits.pt",
         "task_run_id": world.ids["task_run"]}))["id"]

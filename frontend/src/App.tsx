@@ -11,9 +11,14 @@ const CatalogPage = lazy(() => import("./pages/Catalog"));
 const EditorPage = lazy(() => import("./pages/editor/EditorPage"));
 const RunPage = lazy(() => import("./pages/run/RunPage"));
 const RunsPage = lazy(() => import("./pages/run/RunsPage"));
+const ComparePage = lazy(() => import("./pages/compare/ComparePage"));
 const AdminPage = lazy(() => import("./pages/admin/AdminPage"));
 const MembersPage = lazy(() => import("./pages/Members"));
 const UsersPage = lazy(() => import("./pages/Users"));
+const NotebooksPage = lazy(() => import("./pages/notebooks/NotebooksPage"));
+const ImagesPage = lazy(() => import("./pages/images/ImagesPage"));
+const ModelsPage = lazy(() => import("./pages/models/ModelsPage"));
+const ServicesPage = lazy(() => import("./pages/services/ServicesPage"));
 
 export function App() {
   return <SessionProvider>{(ready) => (ready ? <Gate /> : <Loading />)}</SessionProvider>;
@@ -40,9 +45,14 @@ const ROUTES: Route[] = [
   { pattern: "/pipelines", render: () => <PipelinesPage /> },
   { pattern: "/pipelines/:id", render: (p) => <EditorPage key={p.id} pipelineId={Number(p.id)} /> },
   { pattern: "/pipelines/:id/runs", render: (p) => <RunsPage key={p.id} pipelineId={Number(p.id)} /> },
+  { pattern: "/pipelines/:id/compare", render: (p) => <ComparePage key={p.id} pipelineId={Number(p.id)} /> },
   { pattern: "/runs", render: () => <RunsPage /> },
   { pattern: "/runs/:id", render: (p) => <RunPage key={p.id} runId={Number(p.id)} /> },
   { pattern: "/catalog", render: () => <CatalogPage /> },
+  { pattern: "/notebooks", render: () => <NotebooksPage /> },
+  { pattern: "/images", render: () => <ImagesPage /> },
+  { pattern: "/models", render: () => <ModelsPage /> },
+  { pattern: "/services", render: () => <ServicesPage /> },
   { pattern: "/members", render: () => <MembersPage /> },
   { pattern: "/users", render: () => <UsersPage />, admin: true },
   { pattern: "/admin", render: () => <AdminPage tab="clusters" />, admin: true },
@@ -84,6 +94,10 @@ function TopBar() {
   const nav = [
     { to: "/pipelines", label: "Pipelines" },
     { to: "/runs", label: "Runs" },
+    { to: "/notebooks", label: "Notebooks" },
+    { to: "/images", label: "Images" },
+    { to: "/models", label: "Models" },
+    { to: "/services", label: "Services" },
     { to: "/catalog", label: "Catalog" },
     { to: "/members", label: "Members" },
     ...(me?.is_admin ? [{ to: "/admin", label: "Admin" }, { to: "/users", label: "Users" }] : []),

@@ -26,6 +26,11 @@ export function setCsrfToken(token: string): void {
   csrfToken = token;
 }
 
+/** For requests outside `api()` that must send it too (the Services page's test panel reads headers). */
+export function getCsrfToken(): string {
+  return csrfToken;
+}
+
 /** Fired when the server answers 401: the session ended; the app shows the login page. */
 export const UNAUTHORIZED_EVENT = "myapp:unauthorized";
 

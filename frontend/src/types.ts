@@ -89,6 +89,16 @@ export type UsageReport = Schemas["UsageReport"];
 export type Limits = Schemas["LimitsOut"];
 export type PlatformLimit = Schemas["PlatformLimitOut"];
 export type ProjectLimit = Schemas["ProjectLimitOut"];
+/** One resource group now (GET /api/v1/resource_group/{id}/status): capacity, use, projects, running, queue. */
+export type ResourceGroupStatus = Schemas["ResourceGroupStatus"];
+export type GroupProjectStatus = Schemas["GroupProjectStatus"];
+export type GroupRunningAttempt = Schemas["GroupRunningAttempt"];
+export type GroupWaitingAttempt = Schemas["GroupWaitingAttempt"];
+/** The scheduling simulator (POST /api/v1/scheduler/simulate, GET /api/v1/scheduler/traces). */
+export type Simulation = Schemas["Simulation"];
+export type SimulationResult = Schemas["SimulationResult"];
+export type SimulatorTraces = Schemas["SimulatorTraces"];
+export type SimulateBody = Schemas["Simulate"];
 
 // ---- project members (owners manage them) and users (admins manage them) --------------------------------
 export type Member = Schemas["MemberOut"];
@@ -102,3 +112,31 @@ export type UserCreateBody = Schemas["UserCreate"];
 export type UserUpdateBody = Schemas["UserUpdate"];
 export type PasswordResetBody = Schemas["PasswordReset"];
 export type PasswordChanged = Schemas["PasswordChanged"];
+
+// ---- notebooks ---------------------------------------------------------------------------------------------
+export type Notebook = Schemas["NotebookOut"];
+/** pending, pulling (environment or image being prepared), waiting (for resources), running, idle, stopping,
+ * stopped, failed: the reason says why. */
+export type NotebookState = Notebook["state"];
+export type NotebookBody = Schemas["Notebook"];
+
+// ---- image builds ------------------------------------------------------------------------------------------
+export type ImageBuild = Schemas["ImageBuildOut"];
+export type ImageBuildBody = Schemas["ImageBuild"];
+/** pending (stored, a worker takes it), running, succeeded, failed: the reason says why. */
+export type BuildState = ImageBuild["state"];
+export type BuildSource = ImageBuild["source"];
+export type BuildLog = Schemas["BuildLog"];
+export type BuildLogLine = Schemas["BuildLogLine"];
+export type ImageUsage = Schemas["ImageUsage"];
+/** What an attempt wrote to MYAPP_OUTPUT_DIR and the metrics it reported (metrics.jsonl). */
+export type TaskOutputs = Schemas["TaskOutputs"];
+export type OutputFile = Schemas["OutputFile"];
+export type ReportedMetric = Schemas["ReportedMetric"];
+
+// ---- model registry and inference services (docs/serving.md) ---------------------------------------------
+export type ModelVersion = Schemas["ModelVersionOut"];
+export type ModelStage = ModelVersion["stage"];
+export type InferenceService = Schemas["InferenceServiceOut"];
+export type ServiceMetrics = Schemas["ServiceMetrics"];
+export type ServiceLogs = Schemas["ServiceLogs"];

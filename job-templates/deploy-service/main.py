@@ -1,49 +1,113 @@
 """Minimal model server: GET /healthz, POST /predict {"instances": [[...], ...]}.
 
-Loads from --model-path either a scikit-learn compatible model (joblib) or a PyTorch
-checkpoint written by the pytorch-ddp template (``.pt`` / ``.pth``: an MLP state_dict with
-its layer sizes and input scaling). Standard library HTTP server, one thread per request;
-put it behind the Service / VirtualService.
+Loads from --model-path, by --framework: ``sklearn`` (joblib), ``torchscript`` (``torch.jit.load``),
+``onnx`` (onnxruntime), ``pytorch`` (a checkpoint written by the pytorch-ddp template: an MLP
+state_dict with its layer sizes and input scaling); without --framework the file name decides.
+TorchScript and ONNX networks answer classes (the argmax) when they output one row of several scores
+per instance, else their output as it is. ``--signature '{"shape": [null, 64], "dtype": "float32"}'``
+checks every request first: a malformed one is a 400 naming the field (``instances``, ``instances[3]``).
+Every answer says which version it is (``X-Model-Version``, from --version). Standard library HTTP
+server, HTTP/1.1 keep-alive, one thread per connection; put it behind the Service / VirtualService or
+the local router.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODEL = None
+SIGNATURE: dict = {}
+VERSION = ""
+
+
+class BadRequest(ValueError):
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def check_instances(body: object, signature: dict) -> list:
+    """The request's instances, checked against the signature's shape (null: any size) and dtype."""
+    if not isinstance(body, dict) or "instances" not in body:
+        raise BadRequest("instances", "is required: {\"instances\": [...]}")
+    instances = body["instances"]
+    if not isinstance(instances, list) or not instances:
+        raise BadRequest("instances", "must be a non-empty list")
+    shape = signature.get("shape") or []
+    numeric = signature.get("dtype", "float32").startswith(("float", "int"))
+
+    def walk(value: object, dims: list, field: str) -> None:
+        if dims:
+            if not isinstance(value, list):
+                count = dims[0] if dims[0] is not None else "any number of"
+                raise BadRequest(field, f"must be a list of {count} values")
+            if dims[0] is not None and len(value) != dims[0]:
+                raise BadRequest(field, f"must have {dims[0]} values, not {len(value)}")
+            for i, item in enumerate(value):
+                walk(item, dims[1:], f"{field}[{i}]")
+        elif numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise BadRequest(field, f"must be a number ({signature.get('dtype', 'float32')})")
+
+    if shape:
+        for i, item in enumerate(instances):
+            walk(item, list(shape[1:]), f"instances[{i}]")
+    return instances
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in two writes: without this, Nagle and delayed ACKs add 40 ms to each answer.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _reply(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        self.send_header("X-Model-Version", VERSION)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         if self.path == "/healthz":
             self._reply(200, {"status": "ok", "model_loaded": MODEL is not None,
-                              "version": os.environ.get("MYAPP_TASK", "")})
+                              "version": VERSION or os.environ.get("MYAPP_TASK", "")})
         else:
             self._reply(404, {"error": "not found"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         if self.path != "/predict":
             self._reply(404, {"error": "not found"})
             return
         if MODEL is None:
             self._reply(503, {"error": "model not loaded"})
             return
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length)
         try:
-            length = int(self.headers.get("Content-Length", "0"))
-            instances = json.loads(self.rfile.read(length))["instances"]
-            self._reply(200, {"predictions": MODEL.predict(instances).tolist()})
-        except (KeyError, ValueError, TypeError) as exc:
-            self._reply(400, {"error": str(exc)})
+            instances = check_instances(json.loads(raw), SIGNATURE)
+        except BadRequest as exc:
+            self._reply(400, {"message": str(exc), "errors": [{"field": exc.field, "reason": exc.reason}]})
+            return
+        except ValueError:
+            self._reply(400, {"message": "body: is not valid JSON", "errors": [{"field": "body",
+                                                                                "reason": "is not valid JSON"}]})
+            return
+        try:
+            predictions = MODEL.predict(instances)
+        except (KeyError, ValueError, TypeError, RuntimeError) as exc:
+            self._reply(400, {"message": f"instances: {exc}", "errors": [{"field": "instances", "reason": str(exc)}]})
+            return
+        self._reply(200, {"predictions": predictions.tolist() if hasattr(predictions, "tolist") else predictions})
 
 
 class TorchClassifier:
@@ -74,24 +138,67 @@ class TorchClassifier:
             return self.model(x).argmax(dim=1).numpy()
 
 
-def load_model(path: str):
-    if path.endswith((".pt", ".pth")):
-        return TorchClassifier(path)
+class TorchScriptModel:
+    def __init__(self, path: str):
+        import torch
+
+        self.torch = torch
+        self.model = torch.jit.load(path, map_location="cpu")
+        self.model.eval()
+
+    def predict(self, instances):
+        with self.torch.no_grad():
+            out = self.model(self.torch.tensor(instances, dtype=self.torch.float32))
+            return out.argmax(dim=1).numpy() if out.ndim == 2 and out.shape[1] > 1 else out.numpy()
+
+
+class OnnxModel:
+    def __init__(self, path: str):
+        import onnxruntime
+
+        self.session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        self.input = self.session.get_inputs()[0].name
+
+    def predict(self, instances):
+        import numpy
+
+        out = self.session.run(None, {self.input: numpy.asarray(instances, dtype=numpy.float32)})[0]
+        return out.argmax(axis=1) if out.ndim == 2 and out.shape[1] > 1 else out  # as TorchScriptModel
+
+
+def load_model(path: str, framework: str = ""):
+    framework = framework or ("pytorch" if path.endswith((".pt", ".pth")) else
+                              "onnx" if path.endswith(".onnx") else "sklearn")
+    if framework == "pytorch":
+        try:
+            return TorchClassifier(path)
+        except (RuntimeError, KeyError, AttributeError):  # not a checkpoint dict: a TorchScript archive
+            return TorchScriptModel(path)
+    if framework == "torchscript":
+        return TorchScriptModel(path)
+    if framework == "onnx":
+        return OnnxModel(path)
     import joblib
 
     return joblib.load(path)
 
 
 def main(argv: list[str] | None = None) -> None:
-    global MODEL
+    global MODEL, SIGNATURE, VERSION
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model-path", default="/mnt/models/model.joblib")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--framework", default="")
+    parser.add_argument("--signature", default="{}")
+    parser.add_argument("--version", default="")
     args = parser.parse_args(argv)
+    SIGNATURE, VERSION = json.loads(args.signature), args.version
     if os.path.exists(args.model_path):
-        MODEL = load_model(args.model_path)
-    print(f"serving on :{args.port}, model loaded: {MODEL is not None}", flush=True)
-    ThreadingHTTPServer(("0.0.0.0", args.port), Handler).serve_forever()
+        MODEL = load_model(args.model_path, args.framework)
+    print(f"serving {VERSION or 'a model'} on :{args.port}, model loaded: {MODEL is not None}", flush=True)
+    server = ThreadingHTTPServer(("0.0.0.0", args.port), Handler)
+    server.daemon_threads = True
+    server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ is what the deploy-service template loads.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -56,6 +57,14 @@ def load_data(seed: int) -> tuple[TensorDataset, TensorDataset]:
     return tensors(x_train, y_train), tensors(x_test, y_test)
 
 
+def report(step: int, name: str, value: float) -> None:
+    """One metric for the platform (metrics.jsonl in $MYAPP_OUTPUT_DIR, charted in the run view)."""
+    folder = os.environ.get("MYAPP_OUTPUT_DIR")
+    if folder:
+        with open(os.path.join(folder, "metrics.jsonl"), "a") as fh:
+            fh.write(json.dumps({"step": step, "name": name, "value": value}) + "\n")
+
+
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
     rank, world = init_distributed()
@@ -81,6 +90,7 @@ def main(argv: list[str] | None = None) -> float:
         dist.all_reduce(total)
         if rank == 0:
             print(f"epoch {epoch + 1}/{args.epochs} loss {total[0] / total[1]:.4f}", flush=True)
+            report(epoch + 1, "loss", float(total[0] / total[1]))
 
     model.eval()
     with torch.no_grad():
@@ -88,6 +98,7 @@ def main(argv: list[str] | None = None) -> float:
         accuracy = (model.module(x_test).argmax(dim=1) == y_test).float().mean().item()
     if rank == 0:
         print(f"test accuracy: {accuracy:.4f}", flush=True)
+        report(args.epochs, "accuracy", accuracy)
         output = Path(args.output_path)
         output.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"format": "myapp-mlp/v1", "state_dict": model.module.state_dict(),

@@ -4,18 +4,22 @@ from __future__ import annotations
 from flask_appbuilder import AppBuilder
 from flask_appbuilder.security.schemas import login_post
 
-from .admin import ClusterApi, LimitApi, QuotaApi, ResourceGroupApi
+from .admin import ClusterApi, LimitApi, QuotaApi, ResourceGroupApi, ResourceGroupStatusApi
 from .catalog import ImageApi, JobTemplateApi
+from .images import ImageBuildApi
 from .me import MeApi
+from .notebooks import NotebookApi
 from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
 from .projects import ProjectApi
+from .scheduler import SchedulerApi
+from .serving import InferenceServiceApi, ModelVersionApi, ServingProxyApi
 from .users import UserAccountApi
-from .workspace import ImageBuildApi, InferenceServiceApi, ModelVersionApi, NotebookApi
 
 APIS = (
-    MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, QuotaApi, LimitApi, ImageApi, JobTemplateApi,
+    MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, ResourceGroupStatusApi, QuotaApi, LimitApi,
+    ImageApi, JobTemplateApi,
     PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi,
-    NotebookApi, ModelVersionApi, InferenceServiceApi, ImageBuildApi,
+    NotebookApi, ModelVersionApi, InferenceServiceApi, ServingProxyApi, ImageBuildApi, SchedulerApi,
 )
 
 

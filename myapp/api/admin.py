@@ -10,12 +10,36 @@ from marshmallow import ValidationError, fields, post_load, validate, validates_
 
 from ..extensions import db
 from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
-from ..models import Cluster, ClusterKind, PipelineRun, PlatformSetting, Project, Quota, ResourceGroup, RunState, Task
+from ..models import (
+    Cluster,
+    ClusterKind,
+    PipelineRun,
+    PlatformSetting,
+    Project,
+    Quota,
+    ResourceGroup,
+    RunState,
+    Task,
+    utcnow,
+)
 from ..pipelines import scheduling
 from ..rendering.quantity import format_cpu, format_memory, parse_quantity
+from ..scheduler.policy import POLICIES
 from .base import Ref, ResourceApi
 from .errors import ApiError
-from .responses import CAPACITY_FIELDS, LIMITS, PROJECT_LIMIT, USAGE
+from .responses import (
+    BOOLEAN,
+    CAPACITY_FIELDS,
+    INTEGER,
+    LIMITS,
+    PROJECT_LIMIT,
+    STRING,
+    USAGE,
+    array,
+    component,
+    nullable,
+    obj,
+)
 from .routing import json_body, route
 from .scope import current_user
 
@@ -82,6 +106,15 @@ class ClusterApi(ResourceApi):
             scheduling.wake_unfinished()  # what waited for the cluster goes on at the next tick
 
 
+class GroupNodeSchema(StrictSchema):
+    """One node of a resource group, in canonical units (as stored and answered)."""
+
+    name = fields.String(required=True, validate=validate.Length(min=1, max=253))
+    gpus = Int(0, 100_000)
+    cpu_millicores = Int(0, 2**40)
+    memory_bytes = Int(0, 2**60)
+
+
 class ResourceGroupSchema(CapacityFields):
     name = DnsLabel(required=True)
     cluster_id = Int(1, required=True)
@@ -90,6 +123,17 @@ class ResourceGroupSchema(CapacityFields):
     gpu_type = fields.String(allow_none=True, validate=validate.Length(max=128))
     queue = DnsLabel(allow_none=True)
     gang_scheduling = fields.Boolean()
+    # Admission (myapp/admission.py): the nodes the capacity is on (empty: one node of the totals), the
+    # policy ordering the group's queue, and how often one task may be preempted.
+    nodes = fields.List(fields.Nested(GroupNodeSchema), validate=validate.Length(max=10_000))
+    policy = fields.String(validate=validate.OneOf(POLICIES))
+    max_preemptions = Int(0, 100)
+
+    @validates_schema
+    def node_names_differ(self, data: dict[str, Any], partial: Any = None, **_: Any) -> None:
+        names = [n["name"] for n in data.get("nodes") or []]
+        if len(set(names)) != len(names):
+            raise ValidationError("node names must differ", "nodes")
 
 
 class ResourceGroupApi(ResourceApi):
@@ -107,14 +151,27 @@ class ResourceGroupApi(ResourceApi):
     def present(self, obj: ResourceGroup) -> dict[str, Any]:
         return present_capacity(super().present(obj), obj)
 
+    def before_save(self, obj: ResourceGroup, data: dict[str, Any], creating: bool) -> None:
+        if obj.nodes:  # the totals are the nodes' sums: one truth for admission and the usage report
+            obj.gpus = sum(n.get("gpus", 0) for n in obj.nodes)
+            obj.cpu_millicores = sum(n.get("cpu_millicores", 0) for n in obj.nodes)
+            obj.memory_bytes = sum(n.get("memory_bytes", 0) for n in obj.nodes)
+        if not creating:
+            scheduling.wake_unfinished()  # more room, another policy: what waits is decided again soon
+
     def before_delete(self, obj: ResourceGroup) -> None:
         if db.session.scalar(sa.select(Task.id).filter_by(resource_group_id=obj.id).limit(1)):
             raise ApiError("tasks still use this resource group", status=409)
 
 
 class QuotaSchema(CapacityFields):
+    """The project's guaranteed share of the group; beyond it it may borrow what others leave idle
+    (can_borrow), and others may borrow its idle share until it needs it back (can_lend)."""
+
     project_id = Int(1, required=True)
     resource_group_id = Int(1, required=True)
+    can_borrow = fields.Boolean()
+    can_lend = fields.Boolean()
 
 
 class QuotaApi(ResourceApi):
@@ -141,6 +198,46 @@ class QuotaApi(ResourceApi):
         from ..usage import usage_report
 
         return jsonify(items=usage_report())
+
+
+_AMOUNT = {"gpus": INTEGER, "cpu_millicores": INTEGER, "memory_bytes": INTEGER}
+_ATTEMPT = {"task_run_id": INTEGER, "run_id": INTEGER, "project": STRING, "pipeline": STRING, "task": STRING,
+            **_AMOUNT}
+GROUP_STATUS = component("ResourceGroupStatus", obj({
+    "resource_group": obj({"id": INTEGER, "name": STRING, "cluster": STRING, "policy": STRING}),
+    "capacity": obj({**_AMOUNT, "nodes": array(obj({"name": STRING, **_AMOUNT}))}),
+    "used": obj(_AMOUNT),
+    "projects": array(component("GroupProjectStatus", obj({
+        "project_id": INTEGER, "project": STRING, "quota": {**nullable(obj(_AMOUNT)), "description": "null: none"},
+        "used": obj(_AMOUNT), "borrowed": obj(_AMOUNT), "waiting": INTEGER}))),
+    "running": array(component("GroupRunningAttempt", obj({
+        **_ATTEMPT, "borrowing": BOOLEAN, "started_at": {**STRING, "format": "date-time"}, "preemptions": INTEGER,
+        "nodes": {"type": "object", "additionalProperties": INTEGER}}))),
+    "queue": array(component("GroupWaitingAttempt", obj({
+        **_ATTEMPT, "position": INTEGER, "reason": STRING, "waiting_since": {**STRING, "format": "date-time"}}))),
+}))
+
+
+class ResourceGroupStatusApi(ResourceApi):
+    """What admission sees in a resource group (myapp/admission.py), for admins: a permission of its own,
+    which the User role does not have."""
+
+    resource_name = "resource_group"
+    class_permission_name = "ResourceGroupStatus"
+    model = ResourceGroup
+    label = "resource group"
+    scope = "admin"
+    include_route_methods = {"status"}
+
+    @route("/<int:pk>/status", summary="Capacity, use, each project's quota, use and borrowing, the running "
+                                       "attempts and the queue with reasons and positions", response=GROUP_STATUS)
+    def status(self, pk: int):
+        from ..admission import status
+
+        group = db.session.get(ResourceGroup, pk)
+        if group is None:
+            raise ApiError(f"resource group {pk} not found", status=404)
+        return jsonify(status(group, utcnow()))
 
 
 class PlatformLimitsSchema(StrictSchema):

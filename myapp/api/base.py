@@ -107,6 +107,21 @@ def row_encoder(model: Any, keys: tuple[str, ...]) -> Any:
     return encode
 
 
+def counted_page(model: Any, keys: tuple[str, ...], conditions: list[sa.ColumnElement],
+                 ordering: list[sa.ColumnElement], page: int, page_size: int) -> tuple[int, list[Any]]:
+    """The count of the rows the conditions select and one page of them (rows of table_columns(model,
+    keys)), in one statement: the count rides on every row of the page as an uncorrelated scalar subquery,
+    which the database evaluates once. One round trip and one snapshot instead of two; only a page past
+    the end (no row to carry it) asks for the count alone."""
+    table = model.__table__
+    total = sa.select(sa.func.count()).select_from(table).where(*conditions).scalar_subquery().label("_total")
+    rows = db.session.execute(sa.select(*table_columns(model, keys), total).where(*conditions)
+                              .order_by(*ordering).limit(page_size).offset(page * page_size)).all()
+    if rows:
+        return rows[0][-1], rows
+    return db.session.scalar(sa.select(sa.func.count()).select_from(table).where(*conditions)), rows
+
+
 def json_page(count: int, page: int, page_size: int, items: list[str]) -> Response:
     body = f'{{"count":{count},"page":{page},"page_size":{page_size},"items":[{",".join(items)}]}}\n'
     return current_app.response_class(body, mimetype="application/json")
@@ -292,16 +307,15 @@ class ResourceApi(BaseApi):
                 allowed = ", ".join(("page", "page_size", "order", *filters))
                 raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
             conditions.append(table_column(self.model, name) == self._filter_value(name, raw))
-        # Core statements on the table: the count on every page (the UI pages with it), then the page.
-        table = self.model.__table__
-        count = db.session.scalar(sa.select(sa.func.count()).select_from(table).where(*conditions))
         if self.presents_columns():
             # Plain rows encoded straight to JSON, not ORM entities through present(): the same answer
             # (tests/api/test_lists.py) at a fraction of the cost (no identity map, no instance state).
             cols = self.columns or column_names(self.model)
-            rows = db.session.execute(sa.select(*table_columns(self.model, cols)).where(*conditions)
-                                      .order_by(*ordering).limit(page_size).offset(page * page_size))
+            count, rows = counted_page(self.model, cols, conditions, ordering, page, page_size)
             return json_page(count, page, page_size, list(map(row_encoder(self.model, cols), rows)))
+        # Core statements on the table: the count on every page (the UI pages with it), then the page.
+        table = self.model.__table__
+        count = db.session.scalar(sa.select(sa.func.count()).select_from(table).where(*conditions))
         query = sa.select(self.model).where(*conditions).order_by(*ordering).limit(page_size).offset(page * page_size)
         items = [self.present(obj) for obj in db.session.scalars(query)]
         return jsonify(count=count, page=page, page_size=page_size, items=items)
@@ -402,7 +416,9 @@ class ResourceApi(BaseApi):
                    for n, d in spec["query"].items()]
         ok: dict[str, Any] = {"description": "OK"}
         if response is not None:
-            ok["content"] = {spec.get("media_type", "application/json"): {"schema": response}}
+            # media_type may list several, comma-separated (a file answers as its kind).
+            ok["content"] = {media.strip(): {"schema": response}
+                             for media in spec.get("media_type", "application/json").split(",")}
         operation: dict[str, Any] = {
             "summary": spec["summary"].strip().splitlines()[0],
             "tags": [self.__class__.__name__.removesuffix("Api")],

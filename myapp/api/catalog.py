@@ -3,14 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import sqlalchemy as sa
 from marshmallow import ValidationError, fields, validate, validates
 
 from ..fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
-from ..models import Image, JobTemplate
+from ..models import Image, JobTemplate, ProjectRole
+from ..outputs import OUTPUTS_KEY, OutputError, check_declaration
 from ..rendering.args import SchemaError, check_property
 from ..rendering.kinds import KINDS
 from .base import ResourceApi
+from .errors import NotFound
 from .responses import ARGS_SCHEMA
+from .scope import check_project, visible_project_ids
 
 
 class ImageSchema(StrictSchema):
@@ -27,8 +31,19 @@ class ImageApi(ResourceApi):
     schema = ImageSchema
     label = "image"
     scope = "catalog"
-    filters = ("repository", "tag")
+    filters = ("repository", "tag", "project_id")
     orders = ("id", "repository")
+
+    # A project's images (its builds registered them) are seen by its members alone; the rest by everyone.
+    def scope_conditions(self) -> list[sa.ColumnElement]:
+        ids = visible_project_ids()
+        return [] if ids is None else [sa.or_(Image.project_id.is_(None), Image.project_id.in_(ids))]
+
+    def load(self, pk: int, needed: ProjectRole = ProjectRole.VIEWER) -> Any:
+        image = super().load(pk, needed)
+        if image.project_id is not None:
+            check_project(image.project_id, needed, NotFound(self.label, pk))
+        return image
 
 
 class JobTemplateSchema(StrictSchema):
@@ -54,6 +69,10 @@ class JobTemplateSchema(StrictSchema):
             for name, prop in properties.items():
                 check_property(name, prop)
         except SchemaError as exc:
+            raise ValidationError(f"{exc.field}: {exc.reason}") from exc
+        try:
+            check_declaration(value.get(OUTPUTS_KEY))
+        except OutputError as exc:
             raise ValidationError(f"{exc.field}: {exc.reason}") from exc
 
 

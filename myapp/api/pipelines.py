@@ -14,7 +14,9 @@ from ..extensions import db
 from ..fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task, TaskRun
 from ..models.base import utcnow
+from ..outputs_refs import check_references
 from ..pipelines.dag import find_cycle
+from ..pipelines.macros import check_run_params
 from ..pipelines.notify import new_secret
 from ..pipelines.scheduling import check_schedule
 from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_webhook, save_task, task_values
@@ -31,6 +33,7 @@ from .responses import (
     RUN_IDS,
     TASK_LOGS,
     TASK_METRICS,
+    TASK_OUTPUTS,
     TASK_RUN_OUTPUT,
     WEBHOOK_SECRET,
 )
@@ -230,7 +233,9 @@ class TaskApi(ResourceApi):
         data = self.body_schema().load(json_body())
         self.resolve_parent(data)
         pipeline = db.session.get(Pipeline, data.pop("pipeline_id"))
-        return jsonify(self.present(save_task(pipeline, data))), 201
+        task = save_task(pipeline, data)
+        check_references(pipeline.id)
+        return jsonify(self.present(task)), 201
 
     @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
            summary="Update the fields given", response="model")
@@ -240,7 +245,9 @@ class TaskApi(ResourceApi):
         if "pipeline_id" in data:
             raise FieldError("pipeline_id", "cannot be changed after creation")
         pipeline = db.session.get(Pipeline, task.pipeline_id)
-        return jsonify(self.present(save_task(pipeline, task_values(task) | data, task)))
+        task = save_task(pipeline, task_values(task) | data, task)
+        check_references(pipeline.id)
+        return jsonify(self.present(task))
 
     @route("/<int:pk>/run", methods=("POST",), permission="write", status=201,
            summary="Run this task alone (debug): a run of one task, its upstream ignored", response=RUN_ID)
@@ -313,6 +320,7 @@ class PipelineRunApi(ResourceApi):
     def before_save(self, obj: PipelineRun, data: dict, creating: bool) -> None:
         obj.run_key = obj.run_key or f"manual-{uuid.uuid4().hex}"
         obj.created_by_id = current_user().id
+        check_run_params(db.session.get(Pipeline, obj.pipeline_id), obj.params or {})
 
     def after_create(self, obj: PipelineRun) -> None:
         run_id = obj.id
@@ -355,9 +363,17 @@ class PipelineRunApi(ResourceApi):
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
+        from .. import outputs_store
+
+        # Its attempts' outputs go with it (a rerun that copied some of them loses those too).
+        namespace, run_id = db.session.get(Project, obj.project_id).namespace, obj.id
+        on_commit(lambda: outputs_store.delete_run(namespace, run_id))
 
 
 MAX_LOG_LINES = 10_000
+# What an output file answers as: a download, a zip of them all, a text preview, an image.
+OUTPUT_MEDIA_TYPES = ("application/octet-stream, application/zip, text/plain, "
+                      "image/png, image/jpeg, image/gif, image/webp")
 
 
 class TaskRunApi(ResourceApi):
@@ -369,7 +385,7 @@ class TaskRunApi(ResourceApi):
     label = "task run"
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
-    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics"}
+    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics", "outputs", "output_file"}
     output_fields = TASK_RUN_OUTPUT
 
     @staticmethod
@@ -409,3 +425,48 @@ class TaskRunApi(ResourceApi):
         from ..observation import read_metrics
 
         return jsonify(items=read_metrics(self.load(pk)))
+
+    @route("/<int:pk>/outputs", summary="What the attempt wrote to MYAPP_OUTPUT_DIR (listed when it ended; live "
+           "while it runs) and the metrics it reported in metrics.jsonl", response=TASK_OUTPUTS)
+    def outputs(self, pk: int):
+        from .. import outputs_store
+
+        attempt = self.load(pk)
+        namespace = db.session.get(Project, attempt.project_id).namespace
+        files, metrics = attempt.outputs, attempt.reported_metrics
+        folder = outputs_store.attempt_folder(attempt, namespace)
+        if files is None and folder is not None and folder.is_dir():  # still running, or not recorded yet
+            files = outputs_store.list_files(folder)
+            metrics_file = folder / outputs_store.METRICS_FILE
+            if metrics_file.is_file() and not metrics_file.is_symlink():
+                metrics = outputs_store.parse_metrics(metrics_file.read_text(errors="replace").splitlines())
+        return jsonify(output_dir=attempt.output_dir, files=files or [], metrics=metrics or [])
+
+    @route("/<int:pk>/output", summary="One output file: a download, or with preview=1 its start as text "
+           "(images are shown as they are); without path, every file in one zip",
+           query={"path": "the file, relative to the output folder (none: all of them, zipped)",
+                  "preview": "1: the first 64 KiB, as text"},
+           response={"type": "string", "format": "binary"}, media_type=OUTPUT_MEDIA_TYPES)
+    def output_file(self, pk: int):
+        from flask import send_file
+
+        from .. import outputs_store
+
+        attempt = self.load(pk)
+        args = query_args({"path", "preview"})
+        path = args.get("path")
+        namespace = db.session.get(Project, attempt.project_id).namespace
+        if path is None:
+            return send_file(outputs_store.archive(attempt, namespace), mimetype="application/zip",
+                             as_attachment=True, download_name=f"task-run-{attempt.id}-outputs.zip")
+        full = outputs_store.open_file(attempt, namespace, path)
+        kind = outputs_store.preview_kind(path)
+        if args.get("preview") == "1" and kind in ("text", "csv", "metrics"):
+            with open(full, "rb") as fh:
+                text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
+            return current_app.response_class(text, mimetype="text/plain")
+        if kind == "image":  # shown inline by the run view; nothing a browser would run (no SVG)
+            return send_file(full, mimetype=outputs_store.IMAGE_TYPES[full.suffix.lower()])
+        # Anything else downloads: a job's HTML must never render on the platform's origin.
+        return send_file(full, mimetype="application/octet-stream", as_attachment=True,
+                         download_name=full.name)

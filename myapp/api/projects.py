@@ -1,19 +1,25 @@
 """Projects and their members."""
 from __future__ import annotations
 
+import functools
+
 import sqlalchemy as sa
 from flask import jsonify
 from marshmallow import fields, validate
 
 from ..extensions import db
-from ..fields import DnsLabel, StrictSchema
+from ..fields import DnsLabel, Int, StrictSchema
 from ..models import Project, ProjectMember, ProjectRole, User
+from ..notebooks.states import project_attempts
 from ..rendering.context import reserved_namespace
+from ..serving.release import project_services
 from .base import ResourceApi
 from .errors import FieldError, NotFound
+from .notebooks import release_notebooks
 from .responses import MEMBER, MEMBERS, MESSAGE, STRING
 from .routing import json_body, on_commit, route
 from .scope import check_person, current_user, forget_memberships
+from .serving import release_services
 
 ROLES = [r.value for r in ProjectRole]
 # Demoting or removing the last owner answers 409 naming the member's `role`.
@@ -24,6 +30,9 @@ class ProjectSchema(StrictSchema):
     name = DnsLabel(required=True)
     description = fields.String(validate=validate.Length(max=10_000))
     namespace = DnsLabel()
+    # Seconds without kernel or terminal activity before its notebooks are stopped; null: the platform's
+    # default, 0: never (myapp/notebooks/activity.py).
+    notebook_idle_timeout = Int(0, 365 * 24 * 3600, allow_none=True)
 
 
 class MemberSchema(StrictSchema):
@@ -74,6 +83,10 @@ class ProjectApi(ResourceApi):
     def before_delete(self, obj: Project) -> None:
         user_ids = db.session.scalars(sa.select(ProjectMember.user_id).filter_by(project_id=obj.id)).all()
         on_commit(lambda: forget_memberships(*user_ids))
+        # Its notebooks' rows go with it: a worker stops what they run and removes their folders.
+        on_commit(functools.partial(release_notebooks, project_attempts(obj.id)))
+        # And its inference services': a worker stops their servers (myapp/serving/release.py).
+        on_commit(functools.partial(release_services, project_services(obj.id)))
 
     def _member(self, pk: int, member_id: int) -> ProjectMember:
         member = db.session.get(ProjectMember, member_id)

@@ -313,7 +313,10 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
     "required": array(STRING),
     # The shipped catalog's schemas refuse unknown arguments (myapp/catalog.py).
     "additionalProperties": BOOLEAN,
-}, optional=("type", "properties", "required", "additionalProperties")))
+    # The outputs a task of the template writes (myapp/outputs.py): key -> type, path, description.
+    "x-outputs": {"type": "object", "additionalProperties": obj({"type": STRING, "path": STRING,
+                                                                 "description": STRING})},
+}, optional=("type", "properties", "required", "additionalProperties", "x-outputs")))
 
 # ---- pipelines, runs and task runs (myapp/api/pipelines.py, streams.py) ------------------------------------------
 GRAPH = component("PipelineGraph", obj({
@@ -332,12 +335,18 @@ LOG_LINE = component("LogLine", dataclass_schema(LogLine))
 METRIC_SAMPLE = component("MetricSample", dataclass_schema(MetricSample))
 TASK_LOGS = component("TaskLogs", obj({"replicas": array(STRING), "items": array(LOG_LINE)}))
 TASK_METRICS = component("TaskMetrics", obj({"items": array(METRIC_SAMPLE)}))
-TASK_RUN_OUTPUT = {"metrics": nullable(array(METRIC_SAMPLE))}
+REPORTED_METRIC = component("ReportedMetric", obj({"step": INTEGER, "name": STRING, "value": NUMBER}))
+OUTPUT_FILE = component("OutputFile", obj({"path": STRING, "size": INTEGER,
+                                           "preview": enum_of(["metrics", "csv", "text", "image", "none"])}))
+TASK_OUTPUTS = component("TaskOutputs", obj({"output_dir": nullable(STRING), "files": array(OUTPUT_FILE),
+                                             "metrics": array(REPORTED_METRIC)}))
+TASK_RUN_OUTPUT = {"metrics": nullable(array(METRIC_SAMPLE)), "outputs": nullable(array(OUTPUT_FILE)),
+                   "reported_metrics": nullable(array(REPORTED_METRIC))}
 
 # Server-sent events: the data of each event, by event name.
 # streams.TASK_RUN_FIELDS (tests/api/test_openapi_types.py holds them equal; importing it here would be circular).
 _ATTEMPT_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
-                   "created_at", "submitted_at", "started_at", "finished_at")
+                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions")
 RUN_SNAPSHOT = component("RunSnapshot", obj({
     # reconciled_at changes on every controller pass; the stream leaves it out.
     "run": model_schema(PipelineRun, [a.key for a in sa.inspect(PipelineRun).column_attrs if a.key != "reconciled_at"]),

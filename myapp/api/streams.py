@@ -38,7 +38,7 @@ RETRY_MS = 1500
 RETRY_AFTER_SECONDS = 10  # a refused stream: when to try again
 DEFAULT_STREAMS_PER_PROCESS = 100  # without MYAPP_WEB_THREADS (e.g. a development server)
 TASK_RUN_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
-                   "created_at", "submitted_at", "started_at", "finished_at")
+                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions")
 Step = Callable[[], tuple[list[str], bool]]
 log = logging.getLogger(__name__)
 

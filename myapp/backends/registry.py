@@ -4,6 +4,7 @@ One backend object per cluster per process (clients and supervisors are reused).
 """
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -22,7 +23,14 @@ def _local() -> Backend:
     from .local import LocalBackend
 
     # Jobs that call back (model-register) reach this platform, not the in-cluster service name.
-    return LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": current_app.config["MYAPP_BASE_URL"]})
+    return LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": api_url(), "MYAPP_API_URL": api_url()},
+                        environments=Path(current_app.config["INSTANCE_PATH"]) / "environments")
+
+
+def api_url() -> str:
+    """Where local jobs reach the platform: MYAPP_API_URL (`myapp run` sets it to the address it listens
+    on), else MYAPP_BASE_URL."""
+    return os.environ.get("MYAPP_API_URL") or current_app.config["MYAPP_BASE_URL"]
 
 
 def local_workdir() -> Path:
@@ -36,9 +44,14 @@ def _kubernetes(cluster: Cluster) -> Backend:
 
 
 def backend_for(task: Task) -> Backend:
+    return backend_for_group(task.resource_group_id)
+
+
+def backend_for_group(resource_group_id: int | None) -> Backend:
+    """The backend of a resource group's cluster (an image build's, a task's), else the default."""
     cluster = None
-    if task.resource_group_id:
-        group = db.session.get(ResourceGroup, task.resource_group_id)
+    if resource_group_id:
+        group = db.session.get(ResourceGroup, resource_group_id)
         cluster = db.session.get(Cluster, group.cluster_id) if group else None
     key: object = ("cluster", cluster.id) if cluster else ("default", current_app.config["MYAPP_BACKEND"])
     with _lock:
@@ -47,6 +60,15 @@ def backend_for(task: Task) -> Backend:
                 _backends[key] = _kubernetes(cluster)
             else:
                 _backends[key] = _local()
+        return _backends[key]
+
+
+def default_backend() -> Backend:
+    """The platform's default backend (what inference services run on: they name no resource group)."""
+    key = ("default", current_app.config["MYAPP_BACKEND"])
+    with _lock:
+        if key not in _backends:
+            _backends[key] = _local()
         return _backends[key]
 
 

@@ -12,7 +12,17 @@ from .run import PipelineRun, RunTrigger, TaskRun  # noqa: F401
 from .run_token import RunToken  # noqa: F401
 from .states import InvalidTransition, RunState, TaskState  # noqa: F401
 from .system import WorkerHeartbeat  # noqa: F401
-from .workspace import ImageBuild, InferenceService, ModelVersion, Notebook, ServiceState  # noqa: F401
+from .workspace import (  # noqa: F401
+    BuildSource,
+    ImageBuild,
+    InferenceService,
+    ModelStage,
+    ModelVersion,
+    Notebook,
+    NotebookIntent,
+    NotebookState,
+    ServiceState,
+)
 
 # Ids are never reused after a delete, so logs and archives of two runs can never mix: SQLite picks
 # max(id)+1 unless the key is AUTOINCREMENT (PostgreSQL sequences never go back). Every table on the

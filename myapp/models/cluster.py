@@ -45,6 +45,13 @@ class ResourceGroup(IdMixin, TimestampMixin, Model):
     # Volcano queue and gang scheduling, used where Volcano is installed.
     queue: Mapped[str | None] = mapped_column(sa.String(63))
     gang_scheduling: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
+    # Admission (myapp/admission.py): the nodes the capacity is on, [{name, gpus, cpu_millicores,
+    # memory_bytes}]; empty: one node of the totals above, or, on a local cluster whose totals are all 0,
+    # the machine's CPUs, memory and GPUs. `policy` orders the group's queue (myapp.scheduler.policy).
+    nodes: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)
+    policy: Mapped[str] = mapped_column(sa.String(32), default="sieve", server_default="sieve", nullable=False)
+    # How many times one task's attempts may be preempted (to give a quota back, or by the policy).
+    max_preemptions: Mapped[int] = mapped_column(sa.Integer, default=2, server_default="2", nullable=False)
 
     cluster: Mapped[Cluster] = relationship()
 
@@ -64,3 +71,8 @@ class Quota(IdMixin, TimestampMixin, Model):
     cpu_millicores: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
     memory_bytes: Mapped[int] = mapped_column(sa.BigInteger, default=0, nullable=False)
     gpus: Mapped[int] = mapped_column(sa.Integer, default=0, nullable=False)
+    # Kueue's cohort semantics: the quota is the project's guaranteed share; beyond it the project may
+    # borrow what others leave idle (can_borrow), and its own idle share may be lent (can_lend), to be
+    # reclaimed by preempting the borrowers when the project needs it.
+    can_borrow: Mapped[bool] = mapped_column(sa.Boolean, default=True, server_default=sa.true(), nullable=False)
+    can_lend: Mapped[bool] = mapped_column(sa.Boolean, default=True, server_default=sa.true(), nullable=False)

@@ -36,6 +36,9 @@ class Project(IdMixin, TimestampMixin, Model):
     # Admin-set (myapp/api/admin.py): at most this many runs of the project run at once, the rest
     # wait queued (myapp/pipelines/scheduling.py); None: no limit.
     max_running_runs: Mapped[int | None] = mapped_column(sa.Integer)
+    # Seconds without kernel or terminal activity after which its notebooks are stopped (work folder kept;
+    # myapp/notebooks/activity.py); None: the platform's MYAPP_NOTEBOOK_CULL_SECONDS, 0: never.
+    notebook_idle_timeout: Mapped[int | None] = mapped_column(sa.Integer)
 
     members: Mapped[list[ProjectMember]] = relationship(
         back_populates="project", cascade="all, delete-orphan", passive_deletes=True

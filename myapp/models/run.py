@@ -118,6 +118,8 @@ class TaskRun(IdMixin, _Stateful, Model):
         sa.Index("ix_task_run_project_id_id", "project_id", "id"),
         # Lists filtered by state (and their counts) stay index-only at 100k+ rows.
         sa.Index("ix_task_run_project_state_id", "project_id", "state", "id"),
+        # Admission reads the unfinished attempts of every project (myapp/admission.py).
+        sa.Index("ix_task_run_state", "state"),
     )
     _transitions = TASK_TRANSITIONS
     _terminal = TASK_TERMINAL
@@ -137,13 +139,35 @@ class TaskRun(IdMixin, _Stateful, Model):
     exit_code: Mapped[int | None] = mapped_column(sa.Integer)
     # CPU, memory and GPU samples written back when the attempt finishes (run history).
     metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    # Its folder on the project's outputs volume ("<run>/<task>/<attempt>", myapp/outputs.py); a
+    # rerun's copy of a succeeded attempt keeps its source's. NULL: it mounts none.
+    output_dir: Mapped[str | None] = mapped_column(sa.String(255))
+    # What it wrote there, listed when it finished: [{"path", "size"}] (myapp/outputs_store.py).
+    outputs: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    # What it reported in metrics.jsonl: [{"step", "name", "value"}].
+    reported_metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     # Where the backend runs it (myapp.backends.JobRef.as_dict()); set once submitted.
     backend_ref: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # Consecutive failed backend calls (submit, or status once submitted) and when to try again:
     # bounded retries with backoff (myapp/pipelines/controller.py), then the attempt fails.
     backend_errors: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
     backend_retry_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    # Admission to its resource group (myapp/admission.py): the place in the group's queue while it
+    # waits (its reason says why), where it was placed (node -> GPUs) once admitted, how many earlier
+    # attempts of the task were preempted (they do not count as failures), and when this one was.
+    queue_position: Mapped[int | None] = mapped_column(sa.Integer)
+    placement: Mapped[dict[str, int] | None] = mapped_column(JSONType)
+    # What its manifests request, all replicas ({gpus, cpu_millicores, memory_bytes}): admission reads
+    # this, not the manifests, of every unfinished attempt of a group at each decision.
+    requests: Mapped[dict[str, int] | None] = mapped_column(JSONType)
+    preemptions: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
+    preempted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+
+    def transition(self, new: TaskState, reason: str | None = None, now: dt.datetime | None = None) -> None:
+        super().transition(new, reason, now)
+        if self.state != TaskState.QUEUED and self.queue_position is not None:
+            self.queue_position = None  # a place in its group's queue only while it waits there

@@ -2,8 +2,8 @@
 
 Every pass starts by writing the run row (the lock that serializes controllers on one run,
 on PostgreSQL and SQLite alike) and holds it until its commit. A pass creates new attempts'
-rows with their manifests; the next pass submits them, so an attempt is committed before
-the backend sees it. Submission is idempotent per attempt (deterministic names), so a crash
+rows with their manifests, commits, then takes the lock again and submits them, so an attempt
+is committed before the backend sees it. Submission is idempotent per attempt (deterministic names), so a crash
 between submit and its commit re-submits and the backend adopts: each attempt runs once.
 """
 from __future__ import annotations
@@ -16,7 +16,9 @@ from dataclasses import asdict
 import sqlalchemy as sa
 from flask import current_app
 
-from .. import run_tokens
+from .. import outputs, outputs_store, run_tokens
+from ..admission import admit as admit_to_group
+from ..admission import recheck_after
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
 from ..contract import run_token_secret
 from ..extensions import db
@@ -34,6 +36,7 @@ from ..models import (
     utcnow,
 )
 from ..models.states import TASK_ACTIVE
+from ..outputs_refs import upstream_paths
 from ..rendering import RenderError
 from ..task_manifests import render_task
 from .dag import Decision, decide, retry_delay, run_outcome
@@ -76,6 +79,8 @@ class RunController:
         # Attempts failed with no retry left (task.failed webhooks), told after the pass's commit.
         self.on_task_failed = on_task_failed
         self._failed_for_good: list[TaskRun] = []
+        # Attempts created in this pass, (task id, attempt number): submitted once their rows are committed.
+        self._created: set[tuple[int, int]] = set()
 
     # ---- public ---------------------------------------------------------------------------
     def reconcile(self, run_id: int) -> RunState | None:
@@ -182,6 +187,7 @@ class RunController:
                 project_id=run.project_id, pipeline_run_id=run.id, task_id=task_id, attempt=1,
                 state=TaskState.SUCCEEDED, reason=f"succeeded in run {source.id}", manifests=done.manifests,
                 backend=done.backend, backend_ref=done.backend_ref, submitted_at=done.submitted_at,
+                output_dir=done.output_dir, outputs=done.outputs, reported_metrics=done.reported_metrics,
                 started_at=done.started_at, finished_at=done.finished_at, exit_code=done.exit_code))
 
     def _attempts(self, run: PipelineRun) -> dict[int, TaskRun]:
@@ -194,6 +200,7 @@ class RunController:
     def _pass(self, run_id: int) -> bool:
         """One pass under the run-row lock; True if it changed something (another may go further)."""
         self._failed_for_good.clear()  # what a failed pass recorded was rolled back
+        self._created.clear()
         run = self._lock(run_id)
         if run is None or run.is_finished:
             if run is not None:  # ended by a pass that died before its Secrets went: finish that
@@ -222,7 +229,23 @@ class RunController:
         run.next_reconcile_at = self.now() if changed else self._next_look(tasks, attempts)
         db.session.commit()
         self._tell_task_failures()
+        if self._created:
+            self._submit_created(run_id)
         return changed
+
+    def _submit_created(self, run_id: int) -> None:
+        """Submit the attempts this pass created, now that their rows are committed, under the run lock
+        taken again: a downstream task reaches its backend in the pass that saw its upstream finish, not
+        one pass later. A crash before this commit leaves queued rows the next pass submits (the backend
+        adopts a job it already has); a cancel that came in between has cancelled them: nothing is sent."""
+        created, self._created = self._created, set()
+        run = self._lock(run_id)
+        if run is not None and not run.is_finished:
+            for attempt in self._attempts(run).values():
+                if (attempt.task_id, attempt.attempt) in created:
+                    self._submit(run, attempt, db.session.get(Task, attempt.task_id))
+        db.session.commit()
+        self._tell_task_failures()
 
     def _next_look(self, tasks: dict[int, Task], attempts: dict[int, TaskRun]) -> dt.datetime:
         """When a run where nothing changed this pass next needs a look: the next poll of an active
@@ -238,10 +261,12 @@ class RunController:
                 if task.timeout:
                     times.append(since + dt.timedelta(seconds=task.timeout))
             elif attempt.state == TaskState.QUEUED:
-                times.append(max(now + dt.timedelta(seconds=POLL_MIN), _aware(attempt.backend_retry_at or now)))
-            elif attempt.state == TaskState.FAILED and attempt.attempt <= task.retries and attempt.finished_at:
+                waiting = recheck_after(attempt)  # waiting for its resource group: not every second
+                times.append(now + dt.timedelta(seconds=waiting) if waiting is not None else
+                             max(now + dt.timedelta(seconds=POLL_MIN), _aware(attempt.backend_retry_at or now)))
+            elif attempt.state == TaskState.FAILED and _failures(attempt) <= task.retries and attempt.finished_at:
                 times.append(_aware(attempt.finished_at)
-                             + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt)))
+                             + dt.timedelta(seconds=retry_delay(task.retry_delay, _failures(attempt))))
         return min(times)
 
     def _not_started(self, run: PipelineRun, verdict: str) -> bool:
@@ -281,12 +306,15 @@ class RunController:
         retried = False
         for task_id, attempt in attempts.items():
             task = tasks[task_id]
-            if attempt.state == TaskState.FAILED and attempt.attempt <= task.retries:
+            if attempt.state == TaskState.FAILED and _failures(attempt) <= task.retries:
                 started.add(task_id)
                 assert attempt.finished_at is not None  # set by every transition into FAILED
-                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, attempt.attempt))
+                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, _failures(attempt)))
                 if self.now() >= _aware(due):
-                    retried |= self._start(run, task, attempt.attempt + 1)
+                    retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions)
+            elif attempt.state == TaskState.CANCELLED and attempt.preempted_at is not None:
+                started.add(task_id)  # preempted (myapp/admission.py): again at once, not a failure
+                retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions + 1)
             elif attempt.is_finished:
                 final[task_id] = attempt.state
             else:
@@ -331,22 +359,25 @@ class RunController:
         return True
 
     # ---- steps ------------------------------------------------------------------------------
-    def _start(self, run: PipelineRun, task: Task, attempt_no: int) -> bool:
-        """Create the attempt's row with its manifests; the next pass submits it, after this
-        pass's commit, so the attempt exists before the backend hears of it."""
+    def _start(self, run: PipelineRun, task: Task, attempt_no: int, preemptions: int = 0) -> bool:
+        """Create the attempt's row with its manifests; it is submitted after this pass's commit
+        (_submit_created), so the attempt exists before the backend hears of it."""
         attempt = TaskRun(project_id=run.project_id, pipeline_run_id=run.id, task_id=task.id,
-                          attempt=attempt_no, state=TaskState.QUEUED, manifests=[])
+                          attempt=attempt_no, state=TaskState.QUEUED, manifests=[], preemptions=preemptions)
         db.session.add(attempt)
         try:
-            attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task))
+            attempt.output_dir = outputs.attempt_dir(run.id, task.name, attempt_no)
+            attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task), attempt.output_dir)
         except RenderError as exc:
             attempt.transition(TaskState.FAILED, f"cannot render: {exc}", self.now())
             self._failed(attempt, task)
+            return True
+        self._created.add((task.id, attempt_no))
         return True
 
     def _failed(self, attempt: TaskRun, task: Task) -> None:
         """An attempt has just failed; with no retry left, the task has failed for good (task.failed)."""
-        if attempt.attempt > task.retries:
+        if _failures(attempt) > task.retries:
             self._failed_for_good.append(attempt)
 
     def _tell_task_failures(self) -> None:
@@ -358,9 +389,11 @@ class RunController:
         pipeline = db.session.get(Pipeline, run.pipeline_id)
         project = db.session.get(Project, run.project_id)
         params = pipeline.parameters | run.params
-        values = macro_values(ds=run.logical_date.isoformat() if run.logical_date else None, run_id=str(run.id),
+        if run.logical_date is None:  # a manual run's logical date is its start date, as in Airflow
+            run.logical_date = _aware(run.started_at or self.now()).date()
+        values = macro_values(ds=run.logical_date.isoformat(), run_id=str(run.id),
                               pipeline=pipeline.name, project=project.name, task=task.name, params=params)
-        return substitute(task.args, values)
+        return outputs.resolve(substitute(task.args, values), upstream_paths(run))
 
     def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task) -> bool:
         """Submit a queued attempt, unless its cluster is disabled (it waits, saying so) or the backoff
@@ -375,6 +408,8 @@ class RunController:
             return False
         if attempt.backend_retry_at is not None and self.now() < _aware(attempt.backend_retry_at):
             return False
+        if not admit_to_group(attempt, task, self.now(), self.backend_for, self.archive):
+            return False  # its resource group has no room for it yet: its reason and queue position say why
         try:
             backend = self.backend_for(task)
             self._put_token(run, attempt, backend)
@@ -503,6 +538,8 @@ class RunController:
             attempt.exit_code = status.exit_code
         if new == TaskState.FAILED:
             self._failed(attempt, task)
+        if attempt.is_finished:
+            outputs_store.record(attempt, db.session.get(Project, attempt.project_id).namespace)
         if attempt.is_finished and self.archive is not None:
             try:
                 attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]
@@ -510,6 +547,11 @@ class RunController:
             except BackendError as exc:  # the outcome stands; say what was left behind
                 attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
         return True
+
+
+def _failures(attempt: TaskRun) -> int:
+    """Failed attempts of the task up to this one: its preempted attempts do not count against retries."""
+    return attempt.attempt - (attempt.preemptions or 0)
 
 
 def _aware(value: dt.datetime) -> dt.datetime:

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from ..errors import FieldError, Kind
 from ..extensions import db
 from ..models import Edge, Pipeline, Task
+from ..outputs_refs import check_references
 from .dag import find_cycle
 from .tasks import TASK_FIELDS, save_task
 
@@ -84,4 +85,5 @@ def replace_graph(pipeline: Pipeline, tasks: list[dict[str, Any]], edges: list[d
         db.session.add(Edge(project_id=pipeline.project_id, pipeline_id=pipeline.id,
                             upstream_task_id=ids[upstream], downstream_task_id=ids[downstream]))
     db.session.flush()
+    check_references(pipeline.id, {ids[spec["key"]]: f"tasks[{index}]" for index, spec in enumerate(tasks)})
     return ids

@@ -1,11 +1,15 @@
 """Macros in task arguments ({{ ds }}, {{ run_id }}, ...): substituted as data, never evaluated.
 
-Only the names below are recognised; anything else between braces stays literal text.
+Only the names below are recognised; anything else between braces stays literal text. Every macro is
+documented in docs/macros.md (output references, ``{{ tasks.<name>.outputs.<key> }}``, are filled by
+myapp/outputs.py the same way).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from ..errors import FieldError
 
 MACRO = re.compile(r"\{\{\s*(ds|ds_nodash|run_id|pipeline|project|task|params\.[A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -33,3 +37,16 @@ def macro_values(*, ds: str | None, run_id: str, pipeline: str, project: str, ta
 # Stand-ins used to validate arguments when a task is saved, before any run exists.
 SAMPLE_VALUES = macro_values(ds="2000-01-01", run_id="1", pipeline="pipeline", project="project", task="task",
                              params={})
+
+
+def check_run_params(pipeline: Any, params: dict[str, Any]) -> None:
+    """A run's parameters: only those the pipeline declares (with their defaults), plain values.
+
+    FieldError naming ``params.<name>``: a typo must not run with the default silently."""
+    declared = pipeline.parameters or {}
+    for name, value in params.items():
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise FieldError(f"params.{name}", f"the pipeline declares no parameter {name!r} (its parameters: {known})")
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            raise FieldError(f"params.{name}", "must be a string, a number or a boolean")

@@ -20,6 +20,7 @@ from ..errors import DomainError, FieldError, Kind, flatten_messages
 from ..extensions import db
 from ..fields import DnsLabel
 from ..models import Edge, JobTemplate, Pipeline, Project, ResourceGroup, Task
+from ..outputs_refs import check_references
 from ..plain_data import MAX_DEPTH, problem
 from .dag import find_cycle
 from .scheduling import check_schedule
@@ -193,6 +194,8 @@ def apply(spec: dict[str, Any], project: Project, user_id: int | None) -> Pipeli
             db.session.add(Edge(project_id=project.id, pipeline_id=pipeline.id,
                                 upstream_task_id=ids[dep], downstream_task_id=ids[tspec["name"]]))
     db.session.flush()
+    check_references(pipeline.id, {ids[tspec["name"]]: _task_label(spec, index)
+                                   for index, tspec in enumerate(spec["tasks"])})
     return pipeline
 
 

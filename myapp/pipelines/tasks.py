@@ -125,7 +125,7 @@ def save_task(pipeline: Pipeline, values: Mapping[str, Any], row: Task | None = 
     if group_id is not None and db.session.get(ResourceGroup, group_id) is None:
         raise FieldError(f"{prefix}resource_group_id", f"resource group {group_id} not found", Kind.NOT_FOUND)
     try:
-        check_task_inputs(template, settings["args"], settings["resources"])
+        check_task_inputs(template, settings["args"], settings["resources"], pipeline.parameters)
     except ArgumentError as exc:
         raise FieldError(f"{prefix}{exc.field}", exc.reason) from None
     clash = sa.select(Task.id).filter_by(pipeline_id=pipeline.id, name=values["name"])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from .errors import ContextError
 from .names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_key
+from .volcano_queue import VolcanoQueue, check_queue
 
 # A project's pods must run as the project's own service account. These names are either
 # the namespace default (shared by everything in the namespace) or conventionally bound to
@@ -25,6 +26,7 @@ MAX_IDENTITY = 253
 RESERVED_NAMESPACES = frozenset({"default", "kubeflow", "cert-manager", "knative-serving", "kserve"})
 RESERVED_PREFIXES = ("kube-", "istio-", "volcano-")  # kube-system, istio-system, volcano-system, ...
 DEFAULT_PLATFORM_NAMESPACE = "myapp"
+OUTPUT_DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 
 
@@ -38,6 +40,8 @@ class ResourceGroup:
     gpu_type: str | None = None
     queue: str = "default"
     gang_scheduling: bool = False
+    # Where Volcano runs (Kubernetes): the group's own Queue, rendered before its gangs' PodGroups.
+    volcano_queue: VolcanoQueue | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,9 @@ class RenderContext:
     # The Secret with this run's platform API token: templates' ``secret://myapp-api-token/<key>``
     # mounts it (myapp.contract.run_token_secret). Empty outside a run: the logical name stays.
     api_token_secret: str = ""
+    # The attempt's folder on the project's outputs volume (myapp/outputs.py: "<run>/<task>/<attempt>"),
+    # mounted in batch pods as MYAPP_OUTPUT_DIR. Empty outside a run: nothing is mounted.
+    output_dir: str = ""
 
 
 def _encodable(text: str) -> bool:
@@ -111,6 +118,8 @@ def check_context(ctx: RenderContext) -> None:
     if not isinstance(ctx.api_token_secret, str) or (ctx.api_token_secret
                                                      and not is_dns1123_subdomain(ctx.api_token_secret)):
         raise ContextError("api_token_secret", f"{ctx.api_token_secret!r} is not a valid Secret name")
+    if not isinstance(ctx.output_dir, str) or (ctx.output_dir and not OUTPUT_DIR.fullmatch(ctx.output_dir)):
+        raise ContextError("output_dir", f"{ctx.output_dir!r} is not <run>/<task>/<attempt>")
     if ctx.resource_group is not None:
         _check_resource_group(ctx.resource_group)
 
@@ -144,3 +153,7 @@ def _check_resource_group(group: ResourceGroup) -> None:
         raise ContextError("resource_group.queue", f"{group.queue!r} is not a valid volcano queue name")
     if not isinstance(group.gang_scheduling, bool):
         raise ContextError("resource_group.gang_scheduling", "must be a boolean")
+    if group.volcano_queue is not None:
+        check_queue(group.volcano_queue)
+        if group.volcano_queue.name != group.queue:
+            raise ContextError("resource_group.volcano_queue.name", f"must be the group's queue {group.queue!r}")

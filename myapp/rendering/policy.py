@@ -27,11 +27,17 @@ Problem = tuple[str, str]
 # Env names that look like credentials must never carry a literal value.
 SECRET_LIKE = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL", re.I)
 LONG_RUNNING = frozenset({"Deployment", "Notebook"})  # pods that belong in the mesh
+# JupyterLab options that would open a notebook to anyone: an empty token, any origin.
+JUPYTER_OPEN = re.compile(r"""\.token=(''|""|$)|allow_origin(_pat)?=['"]?(\*|\.\*)""")
 
 
-def _labels(meta: Mapping[str, Any], path: str) -> Iterator[Problem]:
+# Cluster-scoped objects shared by every project (a resource group's Volcano Queue): only managed-by.
+SHARED_KINDS = frozenset({("scheduling.volcano.sh/v1beta1", "Queue")})
+
+
+def _labels(meta: Mapping[str, Any], path: str, shared: bool = False) -> Iterator[Problem]:
     labels = meta.get("labels") or {}
-    for key in REQUIRED_LABELS:
+    for key in (MANAGED_BY_LABEL,) if shared else REQUIRED_LABELS:
         if key not in labels:
             yield f"{path}.labels", f"missing platform label {key!r}"
     if labels.get(MANAGED_BY_LABEL, MANAGED_BY) != MANAGED_BY:
@@ -96,8 +102,23 @@ def _container_security(container: Mapping[str, Any], path: str) -> Iterator[Pro
         yield f"{path}.securityContext.seccompProfile", "must be RuntimeDefault (or inherit the pod's)"
 
 
+def _jupyter(container: Mapping[str, Any], path: str) -> Iterator[Problem]:
+    """A notebook's JupyterLab: its token from a Secret, never empty, no cross-origin access."""
+    token = [var for var in container.get("env") or [] if var.get("name") == "JUPYTER_TOKEN"]
+    if len(token) != 1 or "secretKeyRef" not in (token[0].get("valueFrom") or {}):
+        yield f"{path}.env", "JUPYTER_TOKEN must be set once, from a Secret (valueFrom.secretKeyRef)"
+    for key in ("command", "args"):
+        for index, word in enumerate(container.get(key) or []):
+            if isinstance(word, str) and JUPYTER_OPEN.search(word):
+                yield f"{path}.{key}[{index}]", f"{word!r} opens JupyterLab (empty token or any origin)"
+
+
 def check(obj: Mapping[str, Any]) -> Iterator[Problem]:
-    yield from _labels(obj.get("metadata") or {}, "metadata")
+    yield from _labels(obj.get("metadata") or {}, "metadata", (obj.get("apiVersion"), obj.get("kind")) in SHARED_KINDS)
+    if (obj.get("apiVersion"), obj.get("kind")) == ("kubeflow.org/v1", "Notebook"):
+        for pod in pod_templates(obj):
+            for where, container in containers(pod.template.get("spec") or {}):
+                yield from _jupyter(container, f"{pod.path}.spec.{where}")
     for pod in pod_templates(obj):
         meta = pod.template.get("metadata") or {}
         if pod.has_metadata:

@@ -5,6 +5,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from .. import outputs
+from ..contract import PRIORITY_CLASS
 from .args import validate_args
 from .context import RenderContext, check_context
 from .engine import render_object
@@ -21,6 +23,7 @@ from .pod import (
 )
 from .quantity import format_cpu, format_memory, parse_quantity, resolve_resources
 from .validate import validate_manifests
+from .volcano_queue import render_queue
 
 _GANG_RESOURCES = ("cpu", "memory", GPU_RESOURCE)
 
@@ -52,11 +55,22 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
         for pod in pods:
             apply_pod_policy(obj, pod, ctx, labels, template["env"], batch=kind.batch,
                              colocate=kind.batch and total > 1, podgroup=podgroup, template_name=template["name"])
+            if ctx.output_dir and kind.batch:
+                outputs.mount(pod.template["spec"], ctx.output_dir)
         if podgroup:
             groups.append(_pod_group(obj, pods, total, build))
     for group in groups:
         apply_object_policy(group, ctx, labels)
     manifests = groups + objects  # PodGroups first: they must exist before the pods
+    if ctx.output_dir and kind.batch:
+        # The project's outputs volume, made by the first attempt that mounts it (pods wait for their
+        # claim); last, so that the workload stays where every reader of manifests looks for it.
+        claim = outputs.claim_manifest(ctx.namespace)
+        apply_object_policy(claim, ctx, labels)
+        manifests.append(claim)
+    queue = ctx.resource_group.volcano_queue if ctx.resource_group else None
+    if groups and queue is not None:
+        manifests.insert(0, render_queue(queue))  # the group's Queue before the PodGroups in it
     if validate:
         validate_manifests(manifests)
     return manifests
@@ -90,5 +104,5 @@ def _pod_group(obj: Mapping[str, Any], pods: list[PodTemplate], total: int, buil
         min_resources[GPU_RESOURCE] = str(int(sums[GPU_RESOURCE]))
     return render_object("podgroup.yaml.j2", {
         "name": obj["metadata"]["name"], "min_member": total, "queue": build.queue,
-        "min_resources": min_resources,
+        "priority_class": PRIORITY_CLASS, "min_resources": min_resources,
     })

@@ -35,12 +35,19 @@ ROOT_TEMPLATES: Mapping[str, str] = {
 KANIKO_IMAGE = "gcr.io/kaniko-project/executor:v1.23.2"
 KANIKO_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID", "SETFCAP", "KILL")
 
+# Volumes the pods of these templates write to are made group-writable for this group by the kubelet
+# (fsGroup, allowed by "restricted"): a fresh PersistentVolumeClaim is owned by root, and the Jupyter
+# images run as jovyan (UID 1000) in group users (GID 100).
+FS_GROUPS: Mapping[str, int] = {"notebook": 100}
+
 
 def pod_security(template_name: str) -> dict[str, Any]:
     """The pod-level securityContext for a template's pods."""
     context = copy.deepcopy(RESTRICTED_POD)
     if template_name in ROOT_TEMPLATES:
         del context["runAsNonRoot"]  # the image's own (root) user
+    if template_name in FS_GROUPS:
+        context["fsGroup"] = FS_GROUPS[template_name]
     return context
 
 

@@ -146,11 +146,24 @@ def virtual_service(obj: Mapping[str, Any]) -> Iterator[Problem]:
             yield f"spec.http[{index}].route", "weights of several destinations must add up to 100"
 
 
+def authorization_policy(obj: Mapping[str, Any]) -> Iterator[Problem]:
+    # Istio's validation: a CUSTOM action names its ext-authz provider, other actions name none.
+    spec = obj.get("spec") or {}
+    custom = spec.get("action") == "CUSTOM"
+    if custom and not (spec.get("provider") or {}).get("name"):
+        yield "spec.provider.name", "a CUSTOM action needs the ext-authz provider's name"
+    if not custom and spec.get("provider"):
+        yield "spec.provider", "only a CUSTOM action takes a provider"
+    if custom and not spec.get("rules"):
+        yield "spec.rules", "a CUSTOM policy without rules never applies"
+
+
 RULES: dict[tuple[str, str], Callable[[Mapping[str, Any]], Iterator[Problem]]] = {
     **{("kubeflow.org/v1", kind): training_job for kind in REPLICA_SPECS},
     ("batch.volcano.sh/v1alpha1", "Job"): volcano_job,
     ("kubeflow.org/v1", "Notebook"): notebook,
     ("networking.istio.io/v1", "VirtualService"): virtual_service,
+    ("security.istio.io/v1", "AuthorizationPolicy"): authorization_policy,
 }
 
 

@@ -30,6 +30,7 @@ class Job:
     cpu: float = 0.0
     memory: float = 0.0
     checkpoints: bool = False  # a preempted job resumes where it was instead of starting over
+    project: str = ""  # whose quota it counts against (myapp.scheduler.quota), when quotas are given
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,6 +119,20 @@ class Plan:
         if self.single_node(job):
             if not any(self.gpus[n] >= job.gpus for n in self.order):
                 return f"no node with {job.gpus} free GPUs"
+            if not job.gpus:  # a CPU job (a local one, most often): say it in its own terms
+                cpu = job.cpu and any(n.cpu for n in self.nodes.values())  # what no node tracks is not short
+                memory = job.memory and any(n.memory for n in self.nodes.values())
+                wants = ([f"{job.cpu:g} free CPUs"] if cpu else []) + (
+                    [f"{show_memory(job.memory)} of free memory"] if memory else [])
+                return "no node with " + " and ".join(wants)
             return f"no node with {job.gpus} free GPUs, {job.cpu:g} CPU and {job.memory:g} bytes of memory"
         whole = sum(1 for n in self.order if self._whole(n))
         return f"needs {self.whole_nodes_needed(job)} whole free nodes for {job.gpus} GPUs, {whole} free"
+
+
+def show_memory(value: float) -> str:
+    """Bytes in binary units, as Kubernetes quantities are written (4Gi, 512Mi)."""
+    for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if value >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:g}"

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import FieldError
 from .model import Decision, History, Job, Node, Reason, Running, Start, Waiting
 from .placement import Plan
+from .quota import Ledger
 
 OURS = "sieve"
 POLICIES = ("gang-fifo", "easy-backfill", "tiresias", OURS)
@@ -35,21 +36,27 @@ class Context:
     history: History
     explain: bool
     max_preemptions: int
+    ledger: Ledger | None = None
     started: list[Waiting] = field(default_factory=list)
     decision: Decision = field(default_factory=Decision)
 
 
 def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Running], waiting: Sequence[Waiting],
            history: History | None = None, *, explain: bool = True,
-           max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, free: Mapping[str, int] | None = None) -> Decision:
+           max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, free: Mapping[str, int] | None = None,
+           ledger: Ledger | None = None) -> Decision:
     """Decide for one instant. With explain=False the reasons are left out (the simulator's fast path);
-    `free` (GPUs per node) may be given by a caller that tracks it, else it is worked out from `running`."""
+    `free` (GPUs per node) may be given by a caller that tracks it, else it is worked out from `running`.
+    With a `ledger` (quotas with borrowing, `quota.py`; built from the same `running`), a job starts only
+    as its project's quota allows, and a job within its project's share that does not fit preempts
+    borrowers of other projects for it, whatever the policy."""
     chosen = _POLICIES.get(policy)
     if chosen is None:
         raise FieldError("policy", f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
     if max_preemptions < 0:
         raise FieldError("max_preemptions", "must be >= 0")
-    ctx = Context(now, Plan(nodes, running, free), running, waiting, history or History(), explain, max_preemptions)
+    ctx = Context(now, Plan(nodes, running, free), running, waiting, history or History(), explain, max_preemptions,
+                  ledger)
     return chosen(ctx)
 
 
@@ -74,7 +81,7 @@ def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[
                 candidates.append((victim, r))
         candidates.sort(key=lambda c: (-c[0], -c[1].started))
     sizes = set(map(_GPUS, ctx.waiting))
-    if not ctx.explain and not candidates and not plan.could_fit(sizes):
+    if not ctx.explain and not candidates and ctx.ledger is None and not plan.could_fit(sizes):
         return decision  # nothing fits, none to take back (the simulator's common case: skip the sort)
     stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
     order = sorted(ctx.waiting, key=key)
@@ -82,44 +89,79 @@ def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[
     left: list[tuple[Waiting, str]] = []
     for w in order:
         job = w.job
-        plain = not job.cpu and not job.memory
+        plain = not job.cpu and not job.memory and ctx.ledger is None
         single = plan.single_node(job)
         placement = None
-        if not plain or not (job.gpus >= failed_single if single else
-                             (failed_single <= plan.smallest or job.gpus >= failed_multi)):
+        refused = _refused(ctx, job)
+        if refused is None and (not plain or not (job.gpus >= failed_single if single else
+                                                  (failed_single <= plan.smallest or job.gpus >= failed_multi))):
             placement = plan.fit(job)
             if placement is None and candidates and wait_rank is not None:
-                placement = _preempt_for(plan, job, wait_rank(w), candidates, decision)
+                placement = _preempt_for(plan, job, wait_rank(w), candidates, decision, ctx.ledger)
+            if placement is None:
+                placement = _reclaim(ctx, job)
             if placement is None and plain:
                 if single:
                     failed_single = min(failed_single, job.gpus)
                 else:
                     failed_multi = min(failed_multi, job.gpus)
         if placement is not None:
-            plan.take(job, placement)
-            decision.starts.append(Start(job.id, placement))
-            ctx.started.append(w)
+            _take(ctx, w, placement)
         elif ctx.explain:
-            left.append((w, plan.why_not(job)))
+            left.append((w, refused or plan.why_not(job)))
         elif failed_single <= stop:
             break  # nothing more can start and nobody asked why
     decision.reasons = [Reason(w.job.id, i, f"waiting: {why}") for i, (w, why) in enumerate(left, 1)]
     return decision
 
 
+def _refused(ctx: Context, job: Job) -> str | None:
+    return None if ctx.ledger is None else ctx.ledger.refuses(job)
+
+
+def _take(ctx: Context, w: Waiting, placement: dict[str, int]) -> None:
+    ctx.plan.take(w.job, placement)
+    if ctx.ledger is not None:
+        ctx.ledger.take(w.job)
+    ctx.decision.starts.append(Start(w.job.id, placement))
+    ctx.started.append(w)
+
+
+def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
+    """A job within its project's share that does not fit takes the room back from borrowers: running jobs
+    of other projects that use more than their share, under the preemption bound; those that checkpoint
+    first, then the most recently started (the least work lost). None if even all of them would not
+    make room (then nothing is stopped)."""
+    ledger = ctx.ledger
+    if ledger is None or not ledger.within(job):
+        return None
+    gone = set(ctx.decision.preempt)
+    borrowers = sorted((r for r in ctx.running if r.job.project != job.project and r.job.id not in gone
+                        and r.preemptions < ctx.max_preemptions and ledger.borrowing(r.job.project)),
+                       key=lambda r: (not r.job.checkpoints, -r.started, r.job.id))
+    if not borrowers:
+        return None
+    return _preempt_for(ctx.plan, job, 0.0, [(1.0, r) for r in borrowers], ctx.decision, ledger,
+                        still=lambda r: ledger.borrowing(r.job.project))
+
+
 def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float, Running]],
-                 decision: Decision) -> dict[str, int] | None:
+                 decision: Decision, ledger: Ledger | None = None,
+                 still: Callable[[Running], bool] | None = None) -> dict[str, int] | None:
     """Free room for `job` by stopping the worst-ranked candidates, as few as needed; None if even
-    all of the worse-ranked ones would not make room (then nothing is stopped)."""
+    all of the worse-ranked ones would not make room (then nothing is stopped). `still`: whether a
+    candidate may still be stopped, given those chosen before it."""
     chosen: list[Running] = []
     placement = None
     gone = set(decision.preempt)
     for victim_rank, victim in candidates:
         if victim_rank <= rank:
             break  # sorted worst first: the rest rank as well as the job or better
-        if victim.job.id in gone:
+        if victim.job.id in gone or (still is not None and not still(victim)):
             continue
         plan.release(victim.job, victim.placement)
+        if ledger is not None:
+            ledger.release(victim.job)
         chosen.append(victim)
         placement = plan.fit(job)
         if placement is not None:
@@ -127,6 +169,8 @@ def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float
     if placement is None:
         for victim in chosen:
             plan.take(victim.job, victim.placement)
+            if ledger is not None:
+                ledger.take(victim.job)
         return None
     for victim in reversed(chosen[:-1]):  # keep running whoever was not needed after all
         plan.take(victim.job, victim.placement)
@@ -134,6 +178,8 @@ def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float
             plan.release(victim.job, victim.placement)
         else:
             chosen.remove(victim)
+            if ledger is not None:
+                ledger.take(victim.job)
     decision.preempt += [v.job.id for v in chosen]
     return plan.fit(job)
 
@@ -240,7 +286,7 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
     EASY), and later jobs use those nodes only if expected to end before it starts."""
     plan, decision = ctx.plan, ctx.decision
     sizes = set(map(_GPUS, ctx.waiting))
-    if not ctx.explain and not plan.could_fit(sizes):
+    if not ctx.explain and ctx.ledger is None and not plan.could_fit(sizes):
         return decision
     stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
     head: Job | None = None
@@ -250,7 +296,7 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
     ordered, reserving = order()
     for i, w in enumerate(ordered):
         job = w.job
-        plain = not job.cpu and not job.memory
+        plain = not job.cpu and not job.memory and ctx.ledger is None
         single = plan.single_node(job)
         in_time = True
         if head is not None:
@@ -258,17 +304,22 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
             in_time = guess is not None and ctx.now + guess <= shadow
         placement = None
         limit = failed_any if in_time else failed_restricted  # a node short of `limit` GPUs is not whole
-        if not (plain and (job.gpus >= limit if single else limit <= plan.smallest)):
+        refused = _refused(ctx, job)
+        if refused is None and not (plain and (job.gpus >= limit if single else limit <= plan.smallest)):
             placement = plan.fit(job, () if in_time else reserved)
+            if placement is None and in_time:
+                placement = _reclaim(ctx, job)
             if placement is None and plain and single:
                 if in_time:
                     failed_any = min(failed_any, job.gpus)
                 failed_restricted = min(failed_restricted, job.gpus)
         if placement is not None:
-            plan.take(job, placement)
-            decision.starts.append(Start(job.id, placement))
-            ctx.started.append(w)
+            _take(ctx, w, placement)
             continue
+        if refused is not None:
+            if ctx.explain:
+                left.append((w, refused))
+            continue  # the quota, not the nodes, holds it: it reserves nothing
         if head is None and i < reserving:
             head = job
             shadow, reserved = _reservation(ctx, job)

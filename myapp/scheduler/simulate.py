@@ -4,6 +4,8 @@ Events are submissions, completions and the policy's own review times; at each e
 decides once, and the simulator carries the decision out and checks it (a gang placed whole on nodes
 that have the GPUs free). A preempted job that does not checkpoint starts over: the GPU-seconds it had
 run are lost (counted busy, and reported as `lost_gpu_seconds`).
+Opt-in extras for the admin UI's simulator page: time series binned for a chart (`series_points`,
+see series.py) and a CPU-time budget (`max_cpu_seconds`) so a replay cannot hold a web worker for long.
 """
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..errors import DomainError, FieldError
+from ..errors import DomainError, FieldError, Kind
 from .model import History, Node, Running, Waiting
 from .policy import DEFAULT_MAX_PREEMPTIONS, decide
+from .series import binned, jct_by_submission
 from .trace import TraceJob
 
 NODE_GPUS = 8
@@ -53,9 +57,13 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
 
 def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
              max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, node_gpus: int = NODE_GPUS,
-             log: list[Event] | None = None) -> dict[str, float | str]:
+             log: list[Event] | None = None, series_points: int | None = None,
+             max_cpu_seconds: float | None = None) -> dict[str, Any]:
     """Replay `jobs` on `gpus` GPUs; the figures of docs/scheduling.md (`--json` of `myapp simulate`).
-    With `log`, every start, preemption and end is appended to it (the tests check them independently)."""
+    With `log`, every start, preemption and end is appended to it (the tests check them independently).
+    With `series_points`, the answer also holds `series` (utilization and waiting jobs over time, JCT by
+    submission time) in that many bins. With `max_cpu_seconds`, a replay that has used more CPU time than
+    that stops with a DomainError (kind unprocessable)."""
     started_at = time.process_time()
     nodes = nodes_for(gpus, node_gpus)
     if not jobs:
@@ -77,8 +85,10 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
     busy_seconds = lost = 0.0
     preemptions = 0
     review: float | None = None
+    samples: list[tuple[float, int, int]] | None = [] if series_points is not None else None
+    budget = started_at + max_cpu_seconds if max_cpu_seconds is not None else math.inf
     now = first
-    i = 0
+    i = steps = 0
     while i < len(arrivals) or running or waiting:
         candidates = [arrivals[i].job.submitted] if i < len(arrivals) else []
         if ends:
@@ -150,10 +160,16 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             seq += 1
             heapq.heappush(ends, (st.end, seq, start.job_id))
         review = decision.review_at
+        if samples is not None:
+            samples.append((now, busy, len(waiting)))
+        steps += 1
+        if budget < math.inf and steps % 256 == 0 and time.process_time() > budget:
+            raise DomainError(f"the replay took more than {max_cpu_seconds:g} CPU seconds: use fewer jobs "
+                              "or more GPUs", kind=Kind.UNPROCESSABLE)
     jct = sorted(st.finished - st.trace.job.submitted for st in states.values())
     span = last - first
     work = sum(tj.job.gpus * tj.duration for tj in jobs)
-    return {
+    result: dict[str, Any] = {
         "policy": policy,
         "gpus": gpus,
         "jobs": len(jct),
@@ -170,6 +186,15 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
         "lost_gpu_seconds": lost,
         "sim_seconds": time.process_time() - started_at,
     }
+    if samples is not None and series_points is not None:
+        end = max(st.finished for st in states.values())
+        result["series"] = {
+            "over_time": binned(samples, first, end, gpus, series_points),
+            "jct_by_submission": jct_by_submission(
+                [(st.trace.job.submitted, st.finished - st.trace.job.submitted) for st in states.values()],
+                first, last, series_points),
+        }
+    return result
 
 
 def _check_placement(gpus: int, placement: dict[str, int], free: dict[str, int], node_gpus: int) -> None:

@@ -120,6 +120,9 @@ def test_answers_match_the_spec(spec, world):
         status, declared = success(op)
         if method != "get" or "application/json" not in declared["content"]:
             continue
+        if path == "/api/v1/notebook/authz":  # the notebook proxy's alone (tests/notebooks): its refusal here
+            shapes.answer(method, path, admin.get(path, query_string={"path": "/notebook/x/y/"}))
+            continue
         resp = admin.get(fill(path, op, ids))
         assert resp.status_code == int(status), (path, resp.get_json())
         shapes.answer(method, path, resp)

@@ -50,6 +50,9 @@ PUBLIC = {("post", "/api/v1/security/login"), ("post", "/api/v1/security/refresh
 # FAB's own user/role/permission APIs and menu: admin-only by FAB role.
 ADMIN_PREFIXES = ("/api/v1/security/", "/api/v1/menu/")
 SIGNED_IN = {"/api/{version}/_openapi"}
+# Answered to the notebook proxy alone (it proves itself with a key: tests/notebooks): any caller without
+# it, signed in or an admin, is refused; the member check behind it is tests/notebooks/test_runtime.py's.
+PROXY_ONLY = {"/api/v1/notebook/authz"}
 
 ROLES = ("anonymous", "outsider", "viewer", "developer", "owner", "admin", "run_token", "revoked_token")
 RANK = {"viewer": 1, "developer": 2, "owner": 3}
@@ -82,11 +85,13 @@ TARGETS = {
 # sends a message to the workers, which state() counts).
 NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
                  "post /api/v1/pipeline/{pk}/webhook_secret",  # reads the secret: a POST for developers only
-                 "post /api/v1/user/{pk}/unlock"}  # the walk's users are not locked (tests/security locks one)
+                 "post /api/v1/user/{pk}/unlock",  # the walk's users are not locked (tests/security locks one)
+                 "post /api/v1/scheduler/simulate"}  # a replay: answers figures, stores nothing
 # Body fields that reference another object, and what they reference.
 PROJECT_REFS = {"project_id": "project", "pipeline_id": "pipeline", "task_run_id": "task_run",
-                "model_version_id": "model_version", "upstream_task_id": "task", "downstream_task_id": "task",
-                "tasks[].id": "task"}
+                "model_version_id": "model_version", "version_id": "model_version",
+                "shadow_version_id": "model_version", "upstream_task_id": "task", "downstream_task_id": "task",
+                "tasks[].id": "task", "notebook_id": "notebook"}
 CATALOG_REFS = {"template_id", "resource_group_id", "cluster_id"}  # every user sees them: only existence
 
 
@@ -293,7 +298,7 @@ class Op:
     path: str
     spec: dict
     kind: str  # public | signed-in | admin | catalog | project
-    need: str  # public | signed-in | person | admin | viewer | developer | owner
+    need: str  # public | signed-in | proxy | person | admin | viewer | developer | owner
 
     @property
     def key(self) -> str:
@@ -334,6 +339,8 @@ def classify(method: str, path: str, op: dict) -> Op:
         return Op(method, path, op, "public", "public")
     if path in SIGNED_IN:
         return Op(method, path, op, "signed-in", "signed-in")
+    if path in PROXY_ONLY:
+        return Op(method, path, op, "signed-in", "proxy")
     if path.startswith(ADMIN_PREFIXES):
         return Op(method, path, op, "admin", "admin")
     where = f"{method.upper()} {path}"
@@ -371,6 +378,8 @@ def expected(user: str, op: Op, project: str = "a") -> int:
         return 401
     if op.need == "signed-in":
         return op.ok
+    if op.need == "proxy":
+        return 403
     if op.need == "person":
         return 403 if user in TOKENS else op.ok
     if op.need == "admin":
@@ -426,8 +435,28 @@ def more_replicas(w: Walk, pk: int) -> int:
     return w.column("inference_service", pk, "max_replicas") % 100 + 1
 
 
+def new_version(w: Walk) -> int:
+    """Another version of the model project A's service serves (the walk's canaries)."""
+    return created(w.owner.post("/api/v1/model_version/", json={"project_id": w.a["project"], "name": "digits",
+                                                                 "uri": f"/models/digits-{w.n()}.pt"}))["id"]
+
+
+def with_canary(w: Walk) -> int:
+    """A canary on project A's service (what promote and rollback act on); its version id."""
+    version = new_version(w)
+    resp = w.owner.post(f"/api/v1/inference_service/{w.a['inference_service']}/canary",
+                        json={"version_id": version, "weight": 10})
+    assert resp.status_code == 200, resp.get_json()
+    return version
+
+
 def changed(w: Walk) -> str:
     return f"changed {w.n()}"
+
+
+def catalog_image(w: Walk) -> str:
+    """A notebook names a catalog image as repository:tag."""
+    return f"{w.column('image', w.cat['image'], 'repository')}:{w.column('image', w.cat['image'], 'tag')}"
 
 
 # A valid request body per operation: what a caller allowed to would send (an allowed call must succeed
@@ -450,17 +479,22 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     "post /api/v1/edge/": edge_body,
     "put /api/v1/edge/{pk}": lambda w: {},
     "post /api/v1/pipeline_run/": lambda w: {"pipeline_id": w.a["pipeline"]},
-    "post /api/v1/notebook/": lambda w: {"project_id": w.a["project"], "name": unique("nb"), "image": "jupyter/base:1",
-                                         "resource_group_id": w.cat["resource_group"]},
-    "put /api/v1/notebook/{pk}": lambda w: {"image": f"jupyter/base:{w.n()}"},
+    "post /api/v1/notebook/": lambda w: {"project_id": w.a["project"], "name": unique("nb"),
+                                         "image": catalog_image(w), "resource_group_id": w.cat["resource_group"]},
+    "put /api/v1/notebook/{pk}": lambda w: {"resources": {"memory": f"{1000 + w.n()}Mi"}},
     "post /api/v1/model_version/": lambda w: {"project_id": w.a["project"], "name": unique("mv"),
                                               "uri": "file:///models/x.pt", "task_run_id": w.a["task_run"]},
     "put /api/v1/model_version/{pk}": lambda w: {"metrics": {"accuracy": float(w.n())}},
     "post /api/v1/inference_service/": lambda w: {"project_id": w.a["project"], "name": unique("svc"),
-                                                  "model_version_id": w.a["model_version"]},
+                                                  "model_version_id": w.a["model_version"],
+                                                  "shadow_version_id": new_version(w)},
     "put /api/v1/inference_service/{pk}": lambda w: {"max_replicas": more_replicas(w, w.a["inference_service"])},
+    "post /api/v1/inference_service/{pk}/canary": lambda w: {"version_id": new_version(w), "weight": w.n() % 100},
+    "post /api/v1/inference_service/{pk}/promote": lambda w: {"version_id": with_canary(w)},
+    "post /api/v1/inference_service/{pk}/rollback": lambda w: (with_canary(w), {})[1],
     "post /api/v1/image_build/": lambda w: {"project_id": w.a["project"], "repository": "registry.local/p/env",
-                                            "tag": f"v{w.n()}", "packages": ["numpy==2.1"]},
+                                            "tag": f"v{w.n()}", "notebook_id": w.a["notebook"],
+                                            "resource_group_id": w.cat["resource_group"]},
     "post /api/v1/cluster/": lambda w: {"name": unique("c"), "kind": "local"},
     "put /api/v1/cluster/{pk}": lambda w: {"prometheus_url": f"http://prometheus-{w.n()}.local:9090"},
     "post /api/v1/resource_group/": lambda w: {"name": unique("rg"), "cluster_id": w.cat["cluster"], "cpu": "1",
@@ -471,6 +505,8 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     # Generous values: the walk shares the session with tests that rely on the defaults.
     "put /api/v1/limits/": lambda w: {"max_backfill_days": 1000 + w.n()},
     "put /api/v1/limits/project/{pk}": lambda w: {"max_running_runs": 1000 + w.n()},
+    "post /api/v1/scheduler/simulate": lambda w: {"trace": "philly-sample", "policies": ["gang-fifo"], "gpus": 64,
+                                                  "jobs": 20},
     "post /api/v1/image/": lambda w: {"repository": "registry.local/walk/img", "tag": unique("v")},
     "put /api/v1/image/{pk}": lambda w: {"description": changed(w)},
     "post /api/v1/job_template/": lambda w: {"name": unique("tpl"), "version": "1.0.0", "kind": "job",
@@ -497,7 +533,19 @@ SPECIAL_VICTIMS: dict[str, Callable[[Walk], int]] = {
     "project": victim_project,
     "member": lambda w: add_member(w.owner, w.a["project"], w.spare_user()[1], "viewer"),
     "finished_run": lambda w: insert_finished_run(w.app, w.a["project"], w.a["pipeline"]),
+    "image_build": lambda w: finished_build(w),  # only a finished build is deleted
 }
+
+
+def finished_build(w: Walk) -> int:
+    from myapp.extensions import db
+    from myapp.models import ImageBuild, ServiceState
+
+    build_id = created(w.owner.post("/api/v1/image_build/", json=BODIES["post /api/v1/image_build/"](w)))["id"]
+    with w.app.app_context():
+        db.session.get(ImageBuild, build_id).state = ServiceState.FAILED
+        db.session.commit()
+    return build_id
 
 
 def victim(w: Walk, op: Op, what: str) -> int:

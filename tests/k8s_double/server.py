@@ -241,11 +241,8 @@ class Route:
         obj = self.body()
         self._check_identity(obj)
         self._validate(obj)
-        current = self.store.get(self.rtype, self.ns, self.name)
-        patch = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-        removed = {k: None for k in current if k not in obj and k not in ("metadata", "status", "apiVersion", "kind")}
-        return 200, self.out(self.store.patch(self.rtype, self.ns, self.name, {**removed, **patch},
-                                              subresource=self.sub or "", dry_run=self.dry_run()))
+        return 200, self.out(self.store.replace(self.rtype, self.ns, self.name, obj, subresource=self.sub or "",
+                                                dry_run=self.dry_run()))
 
     def patch(self) -> tuple[int, dict[str, Any]]:
         content_type = (self.h.headers.get("Content-Type") or "").split(";")[0].strip()
@@ -355,7 +352,8 @@ class Route:
                 raise ApiError(400, "BadRequest", f"a container name must be specified for pod {self.name}, "
                                                   f"choose one of: [{' '.join(names)}]")
             container = names[0]
-        if container not in names:
+        # Init containers have logs too (an image build's Kaniko runs in one), as on a real API server.
+        if container not in names + [c["name"] for c in pod["spec"].get("initContainers") or []]:
             raise ApiError(400, "BadRequest", f"container {container} is not valid for pod {self.name}")
         reason = waiting_reason(pod, container)
         if reason:

@@ -224,6 +224,40 @@ class Store:
             self._bump("ADDED", key, obj)
             return copy.deepcopy(obj)
 
+    def replace(self, rtype: ResourceType, namespace: str, name: str, obj: dict[str, Any], *,
+                subresource: str = "", dry_run: bool = False) -> dict[str, Any]:
+        """PUT: the object becomes `obj` (nested keys it lacks are gone), the server's metadata kept; a
+        resourceVersion other than the stored one is a 409 Conflict (optimistic concurrency)."""
+        with self.lock:
+            key = self.key(rtype, namespace, name)
+            current = self.objects.get(key)
+            if current is None:
+                raise not_found(rtype, name)
+            asked = (obj.get("metadata") or {}).get("resourceVersion")
+            if asked is not None and asked != current["metadata"].get("resourceVersion"):
+                raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {rtype.qualified} "{name}": the '
+                                                "object has been modified; please apply your changes to the latest "
+                                                "version and try again", {"name": name, "kind": rtype.plural})
+            if subresource == "status":
+                updated = {**copy.deepcopy(current), "status": copy.deepcopy(obj.get("status"))}
+            else:
+                updated = copy.deepcopy(obj)
+                updated["metadata"] = {**(updated.get("metadata") or {}), **{
+                    k: current["metadata"][k] for k in ("name", "namespace", "uid", "creationTimestamp",
+                                                        "resourceVersion", "generation") if k in current["metadata"]}}
+                if rtype.status_subresource:
+                    updated.pop("status", None)
+                    if "status" in current:
+                        updated["status"] = copy.deepcopy(current["status"])
+                if updated.get("spec") != current.get("spec"):
+                    updated["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+            if dry_run:
+                return updated
+            if updated != current:
+                self.objects[key] = updated
+                self._bump("MODIFIED", key, updated)
+            return copy.deepcopy(updated)
+
     def patch(self, rtype: ResourceType, namespace: str, name: str, patch: dict[str, Any], *,
               subresource: str = "", dry_run: bool = False) -> dict[str, Any]:
         with self.lock:

@@ -13,6 +13,7 @@ REQUIRED_ARGS: dict[str, dict[str, Any]] = {
     "image-build": {"destination": "registry.example.com/vision/digits:1.0"},
     "model-register": {"model_name": "digits", "model_version": "3", "model_path": "s3://models/digits/model.pt"},
     "deploy-service": {"service_name": "digits", "version": "v2"},
+    "serve-model": {"service_name": "digits", "model_name": "digits"},
     "notebook": {"name": "alice-notebook"},
 }
 
@@ -42,6 +43,7 @@ GANG_ARGS: dict[str, dict[str, Any]] = {
     "image-build": {"packages": ["numpy==2.1.0", "scikit-learn>=1.5,<2"], "cache": True},
     "model-register": {"metrics": '{"accuracy": 0.97}', "dry_run": True},
     "deploy-service": {"previous_version": "v1", "canary_weight": 25, "min_replicas": 2, "max_replicas": 6},
+    "serve-model": {"model_version": "3", "canary_weight": 30, "wait_seconds": 0},
     "notebook": {"volume_claim": "alice-home"},
 }
 

@@ -13,10 +13,10 @@ from myapp.rendering import CatalogError
 from myapp.rendering.security import ROOT_TEMPLATES
 
 KEYS = {"name", "version", "description", "category", "kind", "image", "command", "args_schema",
-        "default_resources", "max_resources", "env", "path"}
+        "default_resources", "max_resources", "env", "checkpoints", "path"}
 EXPECTED = {"python": "job", "pytorch-ddp": "pytorchjob", "tf-distributed": "tfjob", "xgboost": "xgboostjob",
             "horovod-mpi": "mpijob", "volcano-job": "volcanojob", "image-build": "imagebuild",
-            "model-register": "job", "deploy-service": "service", "notebook": "notebook"}
+            "model-register": "job", "deploy-service": "service", "serve-model": "job", "notebook": "notebook"}
 
 
 def test_catalog_contents():
@@ -84,6 +84,7 @@ def make(tmp_path: Path, mutate) -> Path:
     (lambda t: t["env"].update(DB_PASSWORD="hunter2"), "env.DB_PASSWORD"),
     (lambda t: t["env"].update(RETRIES=3), "env.RETRIES"),
     (lambda t: t["env"].update(API_TOKEN="secret://bad name/key"), "env.API_TOKEN"),
+    (lambda t: t.update(checkpoints="yes"), "checkpoints"),
 ])
 def test_malformed_template_names_folder_and_field(tmp_path, mutate, field):
     root = make(tmp_path, mutate)

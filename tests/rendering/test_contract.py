@@ -200,9 +200,9 @@ def test_deploy_service_traffic_split():
 
 def test_notebook_routing_prefix():
     manifests = render(catalog()["notebook"], {"name": "nb1"}, PLAIN_CTX)
-    notebook, service, vs = manifests
+    _policy, notebook, _claim, service, vs = manifests
     assert notebook["apiVersion"] == "kubeflow.org/v1" and notebook["kind"] == "Notebook"
-    assert vs["spec"]["http"][0]["match"][0]["uri"]["prefix"] == "/notebook/proj-vision/nb1/"
+    assert vs["spec"]["http"][0]["match"][0]["uri"]["prefix"] == "/notebook/vision/nb1/"
     env = {e["name"]: e.get("value") for e in notebook["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["NB_PREFIX"] == "/notebook/proj-vision/nb1"
+    assert env["NB_PREFIX"] == "/notebook/vision/nb1"
     assert service["spec"]["selector"] == {"statefulset": "nb1"}

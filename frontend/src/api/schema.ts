@@ -555,7 +555,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create */
+        /** Ask for a build: stored pending, built by a worker */
         post: {
             parameters: {
                 query?: never;
@@ -656,6 +656,138 @@ export interface paths {
                 409: components["responses"]["Conflict"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image_build/{pk}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The build's log (kept after it ended); ?after=N: the lines after line N */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description line number already seen (0: from the start) */
+                    after?: string;
+                    /** @description at most this many lines (default 5000, at most 20000) */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BuildLog"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image_build/{pk}/log_stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events: `lines` as the build writes them, `end` when done */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["BuildLog"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                429: components["responses"]["TooManyStreams"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/image_build/{pk}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which notebooks, job templates and pipeline tasks use the built image */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ImageUsage"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -801,7 +933,7 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete */
+        /** Delete: the worker stops every server of the service, then removes it */
         delete: {
             parameters: {
                 query?: never;
@@ -829,6 +961,242 @@ export interface paths {
                 409: components["responses"]["Conflict"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}/canary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Roll a version out as a canary: weight % of the traffic, the rest to the stable version */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Canary"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sampled request logs (every error, one in ten of the rest), newest first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description text the entry contains */
+                    q?: string;
+                    /** @description at most this many (1..500, default 100) */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ServiceLogs"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Requests/s, latency p50/p95/p99 and errors per version, per second */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description seconds back, 10..900 (default 300) */
+                    window?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ServiceMetrics"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make the canary the stable version with all the traffic */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Promote"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/inference_service/{pk}/rollback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send all the traffic back to the stable version (the canary's server stops) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Empty"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["InferenceServiceOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1461,6 +1829,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notebook/authz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The notebook proxy's member check: may the caller open this notebook path? */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description /notebook/<project>/<name>/... */
+                    path?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notebook_id: number;
+                            prefix: string;
+                            token: string;
+                            upstream: string;
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/notebook/{pk}": {
         parameters: {
             query?: never;
@@ -1529,7 +1945,7 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete */
+        /** Delete a notebook: a worker stops it, removes its work folder, then its row */
         delete: {
             parameters: {
                 query?: never;
@@ -1547,7 +1963,9 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Message"];
+                        "application/json": {
+                            message: string;
+                        };
                     };
                 };
                 400: components["responses"]["InvalidInput"];
@@ -1557,6 +1975,137 @@ export interface paths {
                 409: components["responses"]["Conflict"];
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/{pk}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** JupyterLab's log: live while it runs, its last attempt's once stopped */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the last N lines (default 1000, at most 10000) */
+                    limit?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskLogs"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/{pk}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a stopped or failed notebook (a stopping one starts again once stopped; a running one is left as it is) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/{pk}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a notebook (its work folder is kept) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3059,6 +3608,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/resource_group/{pk}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Capacity, use, each project's quota, use and borrowing, the running attempts and the queue with reasons and positions */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResourceGroupStatus"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduler/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay a bundled trace through one or more policies: figures and time series per policy (stores nothing) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Simulate"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Simulation"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/scheduler/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The traces and policies the simulator offers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SimulatorTraces"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/security/login": {
         parameters: {
             query?: never;
@@ -3661,6 +4338,101 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/task_run/{pk}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One output file: a download, or with preview=1 its start as text (images are shown as they are); without path, every file in one zip */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the file, relative to the output folder (none: all of them, zipped) */
+                    path?: string;
+                    /** @description 1: the first 64 KiB, as text */
+                    preview?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                        "application/zip": string;
+                        "image/gif": string;
+                        "image/jpeg": string;
+                        "image/png": string;
+                        "image/webp": string;
+                        "text/plain": string;
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the attempt wrote to MYAPP_OUTPUT_DIR (listed when it ended; live while it runs) and the metrics it reported in metrics.jsonl */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskOutputs"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/user/": {
         parameters: {
             query?: never;
@@ -3982,6 +4754,13 @@ export interface components {
             required?: string[];
             /** @enum {string} */
             type?: "object";
+            "x-outputs"?: {
+                [key: string]: {
+                    description: string;
+                    path: string;
+                    type: string;
+                };
+            };
         };
         AttemptSummary: {
             attempt: number;
@@ -3992,6 +4771,8 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             id: number;
+            preemptions: number;
+            queue_position: number | null;
             reason: string | null;
             /** Format: date-time */
             started_at: string | null;
@@ -4006,6 +4787,20 @@ export interface components {
             end: string;
             /** Format: date */
             start: string;
+        };
+        BuildLog: {
+            items: components["schemas"]["BuildLogLine"][];
+            reason: string | null;
+            /** @enum {string} */
+            state: "pending" | "running" | "stopped" | "succeeded" | "failed";
+        };
+        BuildLogLine: {
+            line: string;
+            seq: number;
+        };
+        Canary: {
+            version_id: number;
+            weight: number;
         };
         Clone: {
             name: string;
@@ -4048,6 +4843,7 @@ export interface components {
             project_id: number;
             upstream_task_id: number;
         };
+        Empty: Record<string, never>;
         Error: {
             errors?: components["schemas"]["FieldReason"][];
             message: string;
@@ -4083,6 +4879,50 @@ export interface components {
             /** @enum {unknown} */
             trigger_rule?: "all_success" | "all_done" | "one_failed";
         };
+        GroupNode: {
+            cpu_millicores?: number;
+            gpus?: number;
+            memory_bytes?: number;
+            name: string;
+        };
+        GroupProjectStatus: {
+            borrowed: {
+                cpu_millicores: number;
+                gpus: number;
+                memory_bytes: number;
+            };
+            project: string;
+            project_id: number;
+            /** @description null: none */
+            quota: {
+                cpu_millicores: number;
+                gpus: number;
+                memory_bytes: number;
+            } | null;
+            used: {
+                cpu_millicores: number;
+                gpus: number;
+                memory_bytes: number;
+            };
+            waiting: number;
+        };
+        GroupRunningAttempt: {
+            borrowing: boolean;
+            cpu_millicores: number;
+            gpus: number;
+            memory_bytes: number;
+            nodes: {
+                [key: string]: number;
+            };
+            pipeline: string;
+            preemptions: number;
+            project: string;
+            run_id: number;
+            /** Format: date-time */
+            started_at: string;
+            task: string;
+            task_run_id: number;
+        };
         GroupUsage: {
             capacity: components["schemas"]["Amount"] | null;
             cluster_id: number | null;
@@ -4092,6 +4932,20 @@ export interface components {
             resource_group_id: number | null;
             used: components["schemas"]["Amount"];
         };
+        GroupWaitingAttempt: {
+            cpu_millicores: number;
+            gpus: number;
+            memory_bytes: number;
+            pipeline: string;
+            position: number;
+            project: string;
+            reason: string;
+            run_id: number;
+            task: string;
+            task_run_id: number;
+            /** Format: date-time */
+            waiting_since: string;
+        };
         Image: {
             description?: string;
             pull_secret?: string | null;
@@ -4099,25 +4953,45 @@ export interface components {
             tag: string;
         };
         ImageBuild: {
+            apt_packages?: string[];
             base_image?: string | null;
             dockerfile?: string | null;
+            notebook_id?: number | null;
             packages?: string[];
             project_id: number;
             repository: string;
+            requirements?: string;
+            resource_group_id?: number | null;
+            /** @enum {string} */
+            source?: "packages" | "dockerfile" | "notebook";
             tag: string;
         };
         ImageBuildOut: {
+            apt_packages: string[];
+            backend_ref: {
+                [key: string]: unknown;
+            } | null;
             base_image: string | null;
+            cached: boolean;
             /** Format: date-time */
             created_at: string;
             created_by_id: number | null;
             dockerfile: string | null;
+            environment: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
             id: number;
             image_id: number | null;
+            notebook_id: number | null;
             packages: string[];
             project_id: number;
             reason: string | null;
             repository: string;
+            resource_group_id: number | null;
+            /** @enum {string} */
+            source: "packages" | "dockerfile" | "notebook";
+            /** Format: date-time */
+            started_at: string | null;
             /** @enum {string} */
             state: "pending" | "running" | "stopped" | "succeeded" | "failed";
             tag: string;
@@ -4128,42 +5002,86 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             description: string;
+            environment: string | null;
             id: number;
+            project_id: number | null;
             pull_secret: string | null;
             repository: string;
             tag: string;
             /** Format: date-time */
             updated_at: string;
         };
+        ImageUsage: {
+            image: string;
+            notebooks: {
+                id: number;
+                name: string;
+                project_id: number;
+            }[];
+            tasks: {
+                id: number;
+                name: string;
+                pipeline_id: number;
+            }[];
+            templates: {
+                id: number;
+                name: string;
+                version: string;
+            }[];
+        };
         InferenceService: {
+            /** @enum {string} */
+            autoscale_metric?: "cpu" | "gpu" | "rps";
+            autoscale_target?: number;
             max_replicas?: number;
             min_replicas?: number;
+            mirror_percent?: number;
             model_version_id: number;
             name: string;
             project_id: number;
             resources?: components["schemas"]["Resources"];
+            shadow_version_id?: number | null;
             traffic?: {
-                [key: string]: number;
+                [key: string]: unknown;
             };
         };
         InferenceServiceOut: {
+            autoscale_metric: string;
+            autoscale_target: number;
+            /** Format: date-time */
+            claimed_until: string | null;
             /** Format: date-time */
             created_at: string;
+            deleting: boolean;
+            endpoint: string;
+            generation: number;
             id: number;
+            jobs: {
+                [key: string]: unknown;
+            };
             max_replicas: number;
             min_replicas: number;
+            mirror_percent: number;
+            model_name: string | null;
             model_version_id: number;
             name: string;
+            /** Format: date-time */
+            next_check_at: string | null;
             project_id: number;
+            reason: string;
             resources: components["schemas"]["Resources"];
+            shadow_version_id: number | null;
             /** @enum {string} */
             state: "pending" | "running" | "stopped" | "succeeded" | "failed";
             traffic: {
-                [key: string]: number;
+                [key: string]: unknown;
             };
             /** Format: date-time */
             updated_at: string;
             url: string | null;
+            versions_status: {
+                [key: string]: unknown;
+            };
         };
         JobTemplate: {
             args_schema?: {
@@ -4178,7 +5096,7 @@ export interface components {
             };
             image: string;
             /** @enum {string} */
-            kind: "imagebuild" | "job" | "mpijob" | "notebook" | "pytorchjob" | "service" | "tfjob" | "volcanojob" | "xgboostjob";
+            kind: "imagebuild" | "job" | "model-server" | "mpijob" | "notebook" | "pytorchjob" | "service" | "serving-router" | "serving-traffic" | "tfjob" | "volcanojob" | "xgboostjob";
             max_resources?: components["schemas"]["Resources"];
             name: string;
             version: string;
@@ -4187,6 +5105,7 @@ export interface components {
             args_schema: components["schemas"]["ArgsSchema"];
             builtin: boolean;
             category: string;
+            checkpoints: boolean;
             command: string[];
             /** Format: date-time */
             created_at: string;
@@ -4261,14 +5180,24 @@ export interface components {
             replica: string;
             timestamp: number;
         };
+        ModelFile: {
+            path: string;
+            size?: number;
+        };
         ModelVersion: {
+            description?: string;
+            files?: components["schemas"]["ModelFile"][];
             /** @enum {string} */
-            framework?: "pytorch" | "tensorflow" | "xgboost" | "sklearn" | "onnx";
+            framework?: "sklearn" | "pytorch" | "torchscript" | "onnx" | "tensorflow" | "xgboost" | "custom";
+            image?: string | null;
             metrics?: {
                 [key: string]: number;
             };
             name: string;
             project_id: number;
+            signature?: components["schemas"]["Signature"];
+            /** @enum {string} */
+            stage?: "none" | "staging" | "production" | "archived";
             task_run_id?: number | null;
             uri: string;
             version?: number;
@@ -4276,13 +5205,21 @@ export interface components {
         ModelVersionOut: {
             /** Format: date-time */
             created_at: string;
+            description: string;
+            files: components["schemas"]["ModelFile"][];
             framework: string;
             id: number;
+            image: string | null;
             metrics: {
                 [key: string]: number;
             };
             name: string;
+            pipeline_id: number | null;
             project_id: number;
+            run_id: number | null;
+            signature: components["schemas"]["Signature"];
+            /** @enum {string} */
+            stage: "none" | "staging" | "production" | "archived";
             task_run_id: number | null;
             /** Format: date-time */
             updated_at: string;
@@ -4305,22 +5242,37 @@ export interface components {
             project_id: number;
             resource_group_id?: number | null;
             resources?: components["schemas"]["Resources"];
+            volume?: string | null;
         };
         NotebookOut: {
             /** Format: date-time */
             created_at: string;
             created_by_id: number | null;
+            /** @enum {string} */
+            desired: "running" | "stopped" | "deleted";
             id: number;
             image: string;
+            /** Format: date-time */
+            last_activity_at: string | null;
             name: string;
             project_id: number;
+            reason: string | null;
             resource_group_id: number | null;
             resources: components["schemas"]["Resources"];
+            /** Format: date-time */
+            started_at: string | null;
             /** @enum {string} */
-            state: "pending" | "running" | "stopped" | "succeeded" | "failed";
+            state: "pending" | "pulling" | "waiting" | "running" | "idle" | "stopping" | "stopped" | "failed";
             /** Format: date-time */
             updated_at: string;
             url: string | null;
+            volume: string | null;
+        };
+        OutputFile: {
+            path: string;
+            /** @enum {string} */
+            preview: "metrics" | "csv" | "text" | "image" | "none";
+            size: number;
         };
         PageMeta: {
             /** @description rows matching the filters, on every page */
@@ -4445,6 +5397,7 @@ export interface components {
             description?: string;
             name: string;
             namespace?: string;
+            notebook_idle_timeout?: number | null;
         };
         ProjectLimit: {
             max_running_runs: number | null;
@@ -4465,6 +5418,7 @@ export interface components {
             max_running_runs: number | null;
             name: string;
             namespace: string;
+            notebook_idle_timeout: number | null;
             service_account: string;
             /** Format: date-time */
             updated_at: string;
@@ -4475,7 +5429,12 @@ export interface components {
             quota: components["schemas"]["Amount"] | null;
             used: components["schemas"]["Amount"];
         };
+        Promote: {
+            version_id?: number | null;
+        };
         Quota: {
+            can_borrow?: boolean;
+            can_lend?: boolean;
             cpu?: string;
             gpus?: number;
             memory?: string;
@@ -4483,6 +5442,8 @@ export interface components {
             resource_group_id: number;
         };
         QuotaOut: {
+            can_borrow: boolean;
+            can_lend: boolean;
             /** @description cpu_millicores as a Kubernetes quantity, e.g. 500m or 4 */
             cpu: string;
             cpu_millicores: number;
@@ -4498,17 +5459,26 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        ReportedMetric: {
+            name: string;
+            step: number;
+            value: number;
+        };
         ResourceGroup: {
             cluster_id: number;
             cpu?: string;
             gang_scheduling?: boolean;
             gpu_type?: string | null;
             gpus?: number;
+            max_preemptions?: number;
             memory?: string;
             name: string;
             node_selector?: {
                 [key: string]: string;
             };
+            nodes?: components["schemas"]["GroupNode"][];
+            /** @enum {string} */
+            policy?: "gang-fifo" | "easy-backfill" | "tiresias" | "sieve";
             queue?: string | null;
             tolerations?: components["schemas"]["Toleration"][];
         };
@@ -4523,6 +5493,7 @@ export interface components {
             gpu_type: string | null;
             gpus: number;
             id: number;
+            max_preemptions: number;
             /** @description memory_bytes as a Kubernetes quantity, e.g. 512Mi or 8Gi */
             memory: string;
             memory_bytes: number;
@@ -4530,10 +5501,39 @@ export interface components {
             node_selector: {
                 [key: string]: string;
             };
+            nodes: components["schemas"]["GroupNode"][];
+            policy: string;
             queue: string | null;
             tolerations: components["schemas"]["Toleration"][];
             /** Format: date-time */
             updated_at: string;
+        };
+        ResourceGroupStatus: {
+            capacity: {
+                cpu_millicores: number;
+                gpus: number;
+                memory_bytes: number;
+                nodes: {
+                    cpu_millicores: number;
+                    gpus: number;
+                    memory_bytes: number;
+                    name: string;
+                }[];
+            };
+            projects: components["schemas"]["GroupProjectStatus"][];
+            queue: components["schemas"]["GroupWaitingAttempt"][];
+            resource_group: {
+                cluster: string;
+                id: number;
+                name: string;
+                policy: string;
+            };
+            running: components["schemas"]["GroupRunningAttempt"][];
+            used: {
+                cpu_millicores: number;
+                gpus: number;
+                memory_bytes: number;
+            };
         };
         Resources: {
             cpu?: string;
@@ -4578,9 +5578,103 @@ export interface components {
             };
             task_runs: components["schemas"]["AttemptSummary"][];
         };
+        ServiceLogs: {
+            items: {
+                ms: number;
+                request: string;
+                response: string;
+                status: number;
+                time: number;
+                version: string;
+            }[];
+        };
+        ServiceMetrics: {
+            series: {
+                [key: string]: {
+                    errors: number;
+                    n: number;
+                    p50: number | null;
+                    p95: number | null;
+                    p99: number | null;
+                    t: number;
+                }[];
+            };
+            versions: {
+                [key: string]: {
+                    errors: number;
+                    p50: number | null;
+                    p95: number | null;
+                    p99: number | null;
+                    requests: number;
+                    rps: number;
+                };
+            };
+            window: number;
+        };
         Session: {
             authenticated: boolean;
             csrf_token: string;
+        };
+        Signature: {
+            /** @enum {string} */
+            dtype?: "float32" | "float64" | "int32" | "int64" | "string";
+            shape?: (number | null)[];
+        };
+        Simulate: {
+            gpus: number;
+            jobs?: number;
+            max_preemptions?: number;
+            points?: number;
+            policies: ("gang-fifo" | "easy-backfill" | "tiresias" | "sieve")[];
+            trace: string;
+        };
+        Simulation: {
+            gpus: number;
+            jobs: number;
+            results: components["schemas"]["SimulationResult"][];
+            trace: string;
+        };
+        SimulationResult: {
+            avg_jct_s: number;
+            gpus: number;
+            jobs: number;
+            lost_gpu_seconds: number;
+            makespan_s: number;
+            max_preemptions_of_a_job: number;
+            offered_load: number;
+            p50_jct_s: number;
+            p95_jct_s: number;
+            p99_jct_s: number;
+            partial_gang_seconds: number;
+            policy: string;
+            preemptions_per_job: number;
+            series: components["schemas"]["SimulationSeries"];
+            sim_seconds: number;
+            utilization: number;
+        };
+        SimulationSeries: {
+            jct_by_submission: {
+                avg_jct_s: (number | null)[];
+                jobs: number[];
+                t: number[];
+            };
+            over_time: {
+                t: number[];
+                utilization: number[];
+                waiting: number[];
+            };
+        };
+        SimulatorTraces: {
+            default_policy: string;
+            max_gpus: number;
+            max_jobs: number;
+            node_gpus: number;
+            policies: string[];
+            traces: {
+                default_gpus: number;
+                description: string;
+                name: string;
+            }[];
         };
         StreamEnd: {
             /** @enum {string} */
@@ -4647,6 +5741,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        TaskOutputs: {
+            files: components["schemas"]["OutputFile"][];
+            metrics: components["schemas"]["ReportedMetric"][];
+            output_dir: string | null;
+        };
         TaskRunOut: {
             attempt: number;
             backend: string | null;
@@ -4666,9 +5765,22 @@ export interface components {
                 [key: string]: unknown;
             }[];
             metrics: components["schemas"]["MetricSample"][] | null;
+            output_dir: string | null;
+            outputs: components["schemas"]["OutputFile"][] | null;
             pipeline_run_id: number;
+            placement: {
+                [key: string]: number;
+            } | null;
+            /** Format: date-time */
+            preempted_at: string | null;
+            preemptions: number;
             project_id: number;
+            queue_position: number | null;
             reason: string | null;
+            reported_metrics: components["schemas"]["ReportedMetric"][] | null;
+            requests: {
+                [key: string]: number;
+            } | null;
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -12,6 +13,7 @@ import pydantic
 from kubernetes import client, config
 
 from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL
+from ...outputs import VOLUME as OUTPUTS_VOLUME
 from ...rendering.pod import pod_templates
 from ..base import (
     Backend,
@@ -23,9 +25,11 @@ from ..base import (
     LogLine,
     MetricSample,
     ObjectRef,
+    PermanentBackendError,
     Status,
+    UnsupportedKind,
 )
-from . import adapters
+from . import adapters, notebooks
 from . import logs as logs_mod
 from . import metrics as metrics_mod
 from . import retry as retry_mod
@@ -52,6 +56,19 @@ def _covers(actual: Any, desired: Any) -> bool:
         return (isinstance(actual, list) and len(actual) == len(desired)
                 and all(_covers(a, d) for a, d in zip(actual, desired, strict=True)))
     return actual == desired
+
+
+# The Queue spec keys the platform renders (templates/volcano-queue.yaml.j2): one it no longer renders is removed.
+_OWNED_SPEC = frozenset({"weight", "reclaimable", "capability", "deserved"})
+_SHARED_UPDATES = 3  # read-modify-replace rounds when other workers update the same Queue at once
+
+
+def _is_shared(obj: Mapping[str, Any]) -> bool:
+    """A cluster-scoped object many jobs share (a resource group's Volcano Queue)."""
+    try:
+        return not kind_of(str(obj.get("apiVersion", "")), str(obj.get("kind", ""))).namespaced
+    except UnsupportedKind:
+        return False
 
 
 def _job_name(obj: Mapping[str, Any]) -> str:
@@ -113,8 +130,14 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
 
     def submit(self, manifests: list[dict[str, Any]]) -> JobRef:
         """Create every object in order; an existing one (409) is adopted. The same attempt
-        submitted twice creates nothing new and returns an equal JobRef."""
+        submitted twice creates nothing new and returns an equal JobRef. A resource group's Volcano
+        Queue (cluster-scoped, shared by the group's jobs) is brought to the submitted spec first and
+        is not part of the JobRef: cancel and cleanup leave it."""
         objects = [copy.deepcopy(dict(m)) for m in manifests]
+        shared = [obj for obj in objects if isinstance(obj, Mapping) and _is_shared(obj)]
+        objects = [obj for obj in objects if not (isinstance(obj, Mapping) and _is_shared(obj))]
+        for queue in shared:
+            self._apply_shared(queue)
         refs = [self._ref(obj) for obj in objects]
         workloads = [i for i, r in enumerate(refs) if kind_of(r.api_version, r.kind).workload]
         if not workloads:
@@ -122,11 +145,51 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
                                f"among {[_ident(r) for r in refs]}")
         if len({r.namespace for r in refs}) != 1:
             raise InvalidManifest(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
+        primary, job_name = refs[workloads[0]], _job_name(objects[workloads[0]])
+        with self._lock:  # a notebook started again after a stop keeps its name: not cancelled any more
+            self._cancelled.discard((primary.namespace, job_name))
         for obj, ref in zip(objects, refs, strict=True):
             self._create_or_adopt(obj, ref)
-        primary = refs[workloads[0]]
-        return JobRef(backend=self.name, namespace=primary.namespace, job_name=_job_name(objects[workloads[0]]),
+        return JobRef(backend=self.name, namespace=primary.namespace, job_name=job_name,
                       primary=primary, objects=tuple(refs))
+
+    def _apply_shared(self, obj: dict[str, Any]) -> None:
+        """Create-or-update a cluster-scoped object: on 409, replace the spec keys the platform renders and
+        its labels unless the stored object already has them (so a resubmit writes nothing); spec keys the
+        platform does not render (set by hand, e.g. a parent queue) and the status stay."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping) or not meta.get("name") or meta.get("namespace"):
+            raise InvalidManifest(f"submit: {obj.get('kind')} is cluster-scoped: metadata.name and no namespace")
+        api_version, kind, name = obj["apiVersion"], obj["kind"], meta["name"]
+        what = f"{kind}/{name}"
+        try:
+            self._retry(f"create {what}", lambda: self.api.create_cluster(obj, self.dry_run))
+            return
+        except KubeApiError as error:
+            if error.status in (400, 422) or isinstance(error.__cause__, pydantic.ValidationError):
+                raise InvalidManifest(str(error)) from error
+            if error.status == 403:  # the account lacks the cluster-wide grant: asking again cannot help
+                raise PermanentBackendError(
+                    f"{error}: the platform may not manage Volcano Queues on this cluster; grant its worker "
+                    f"account create, get and update on scheduling.volcano.sh queues, or turn gang scheduling "
+                    f"off for the resource group") from error
+            if error.status != 409:
+                raise
+        for attempt in range(_SHARED_UPDATES):
+            existing = self._retry(f"get {what}", lambda: self.api.get_cluster(api_version, kind, name))
+            kept = {k: v for k, v in (existing.get("spec") or {}).items() if k not in _OWNED_SPEC}
+            spec = {**kept, **(obj.get("spec") or {})}
+            labels = {**(existing.get("metadata", {}).get("labels") or {}), **(meta.get("labels") or {})}
+            if existing.get("spec") == spec and existing.get("metadata", {}).get("labels") == labels:
+                return
+            body = {**existing, "spec": spec, "metadata": {**existing["metadata"], "labels": labels}}
+            try:
+                self._retry(f"update {what}", functools.partial(self.api.replace_cluster, body, self.dry_run))
+                return
+            except KubeApiError as error:
+                # 409: another worker changed it since the read (its resourceVersion): read again.
+                if error.status != 409 or attempt == _SHARED_UPDATES - 1:
+                    raise
 
     def _create_or_adopt(self, obj: dict[str, Any], ref: ObjectRef) -> None:
         try:
@@ -139,6 +202,9 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
             if error.status != 409:
                 raise
         existing = self._retry(f"get {_ident(ref)}", lambda: self.api.get(ref))
+        if (existing.get("metadata") or {}).get("deletionTimestamp"):
+            # A stopped notebook's CR still being deleted: adopting it would adopt its end.
+            raise BackendError(f"{_ident(ref)} is still being deleted; try again shortly")
         if ref.kind not in CONVERGE_KINDS:
             return
         desired = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
@@ -165,8 +231,6 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
     @staticmethod
     def _url(ref: JobRef) -> str | None:
         primary = ref.primary
-        if primary.kind == "Notebook":
-            return f"/notebook/{primary.namespace}/{primary.name}/"  # NB_PREFIX behind the Istio gateway
         services = [o for o in ref.objects if o.kind == "Service"]
         stable = [s for s in services if s.name != primary.name]  # the version-independent entry point
         chosen = (stable or services)[0] if (stable or services) else None
@@ -178,6 +242,8 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         obj = self._get_optional(ref.primary)
         if obj is None:
             return Status(JobState.FAILED, f"{_ident(ref.primary)} no longer exists (deleted outside the platform?)")
+        if ref.primary.kind == "Notebook":  # served at its NB_PREFIX; trouble fails it at once
+            return notebooks.status(obj, self.list_pods(ref))
         base = adapters.workload_status(obj)
         if base.state is JobState.CANCELLED:
             return base
@@ -291,6 +357,8 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         if lines or not archive.read(ref):
             archive.write(ref, lines)
         for obj in reversed(ref.objects):
+            if (obj.kind, obj.name) == ("PersistentVolumeClaim", OUTPUTS_VOLUME):
+                continue  # the project's outputs volume: every run's outputs, not this attempt's alone
             self._delete(obj, "Background")
         self._delete_pods(ref)
 

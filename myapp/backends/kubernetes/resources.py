@@ -24,6 +24,7 @@ class Kind:
     plural: str
     typed: tuple[str, str] | None = None  # (API class, snake_case resource) for built-ins
     workload: bool = False  # its status is the task's status
+    namespaced: bool = True  # False: cluster-scoped (a resource group's Volcano Queue), custom resources only
 
     @property
     def group(self) -> str:
@@ -45,7 +46,11 @@ _KINDS = [
       for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "MPIJob", "Notebook")),
     Kind("batch.volcano.sh/v1alpha1", "Job", "jobs", workload=True),
     Kind("scheduling.volcano.sh/v1beta1", "PodGroup", "podgroups"),
+    Kind("scheduling.volcano.sh/v1beta1", "Queue", "queues", namespaced=False),
     *(Kind(f"networking.istio.io/{v}", "VirtualService", "virtualservices") for v in ("v1", "v1beta1", "v1alpha3")),
+    # A notebook's member check (ext-authz) and its work folder.
+    *(Kind(f"security.istio.io/{v}", "AuthorizationPolicy", "authorizationpolicies") for v in ("v1", "v1beta1")),
+    Kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims", ("CoreV1Api", "persistent_volume_claim")),
 ]
 KINDS: dict[tuple[str, str], Kind] = {(k.api_version, k.kind): k for k in _KINDS}
 TRAINING_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "MPIJob"})
@@ -132,6 +137,26 @@ class KubeApi:
             _json(self.custom.delete_namespaced_custom_object(
                 kind.group, kind.version, ref.namespace, kind.plural, ref.name,
                 propagation_policy=propagation, **self._opts()))
+
+    # --- cluster-scoped custom resources (a resource group's Volcano Queue) ----------------
+
+    def create_cluster(self, obj: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+        kind = kind_of(obj["apiVersion"], obj["kind"])
+        return _json(self.custom.create_cluster_custom_object(
+            kind.group, kind.version, kind.plural, body=obj, dry_run="All" if dry_run else None,
+            field_validation="Strict", **self._opts()))
+
+    def get_cluster(self, api_version: str, kind_name: str, name: str) -> dict[str, Any]:
+        kind = kind_of(api_version, kind_name)
+        return _json(self.custom.get_cluster_custom_object(kind.group, kind.version, kind.plural, name,
+                                                           **self._opts()))
+
+    def replace_cluster(self, obj: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        """PUT: the whole object (with the resourceVersion read, so a concurrent change is a 409)."""
+        kind = kind_of(obj["apiVersion"], obj["kind"])
+        return _json(self.custom.replace_cluster_custom_object(
+            kind.group, kind.version, kind.plural, obj["metadata"]["name"], body=obj,
+            dry_run="All" if dry_run else None, field_validation="Strict", **self._opts()))
 
     # --- secrets: the platform writes a run's token Secret and deletes it, never reads one ---
 

@@ -32,11 +32,21 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import RUN_LABEL
-from ..base import BackendError, JobRef, JobState, LogArchive, LogLine, MetricSample, Status
+from ...outputs import MOUNT
+from ..base import (
+    BackendError,
+    JobRef,
+    JobState,
+    LogArchive,
+    LogLine,
+    MetricSample,
+    PermanentBackendError,
+    Status,
+)
 from . import events, sandbox
 from .gpu import GpuDevice, GpuPool, nvml_devices
 from .logfiles import LogCursor
-from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, Planner, Settings
+from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, VOLUME_KINDS, Planner, Settings
 from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
 
 META = ".myapp"
@@ -57,6 +67,8 @@ class LocalBackend:
     refuses jobs on a machine that cannot isolate them unless MYAPP_UNSAFE_NO_JOB_ISOLATION=1).
     ``read_only_paths``: host folders a sandboxed job may read besides the system, the Python
     installation and the catalog (say, a shared dataset).
+    ``environments``: where built environments are (myapp.environments); a container naming an image
+    its project built runs with that environment, bound read-only (None: every image is the host's Python).
     """
 
     name = "local"
@@ -66,8 +78,10 @@ class LocalBackend:
                  override_env: Mapping[str, str] | None = None,
                  restart_delay: float = 1.0, max_restart_delay: float = 300.0, grace_period: float = 10.0,
                  metrics_interval: float = 5.0, poll_interval: float = 0.05,
-                 isolation: sandbox.Isolation | None = None, read_only_paths: Sequence[Path | str] = ()):
+                 isolation: sandbox.Isolation | None = None, read_only_paths: Sequence[Path | str] = (),
+                 environments: Path | str | None = None):
         self.workdir = Path(workdir).resolve()
+        self.environments = Path(environments).resolve() if environments is not None else None
         _private_dir(self.workdir)
         if catalog_root is None:
             from myapp.catalog import catalog_root as default_root
@@ -94,6 +108,16 @@ class LocalBackend:
     def _meta(self, ref: JobRef) -> Path:
         return self.job_dir(ref) / META
 
+    def volume_dir(self, namespace: str, claim: str) -> Path:
+        """A PersistentVolumeClaim's folder (a notebook's work folder): kept across attempts, removed by
+        a cleanup whose objects name the claim."""
+        return self.data_dir(namespace) / "volumes" / claim
+
+    def outputs_dir(self, namespace: str) -> Path:
+        """The project's outputs "volume": every attempt's MYAPP_OUTPUT_DIR under it, kept after cleanup
+        (myapp/outputs_store.py reads it)."""
+        return self.workdir / "outputs" / namespace
+
     def data_dir(self, namespace: str) -> Path:
         """The project's data folder: read-write for all its jobs, kept across attempts (cleanup
         leaves it), the place for outputs such as models."""
@@ -117,7 +141,8 @@ class LocalBackend:
         devices, source = self._devices()
         planner = Planner(workdir=self.workdir, catalog_root=self.catalog_root, python=self.python,
                           extra_env=self.extra_env, override_env=self.override_env, devices=devices,
-                          gpu_source=source, settings=self.settings, sandbox_env=sandbox.job_env(isolation.mode))
+                          gpu_source=source, settings=self.settings, sandbox_env=sandbox.job_env(isolation.mode),
+                          environments=self.environments)
         ref, run = planner.plan(manifests)
         meta = self._meta(ref)
         with self._job_lock(ref):
@@ -214,6 +239,12 @@ class LocalBackend:
 
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         meta = self._meta(ref)
+        for obj in ref.objects:  # a claim's folder goes with the claim (a notebook's work folder, at delete)
+            if obj.kind in VOLUME_KINDS and NAMESPACE.fullmatch(obj.namespace) and SECRET_NAME.fullmatch(obj.name):
+                volume = self.volume_dir(obj.namespace, obj.name)
+                _real_dir(volume.parent, self.data_dir(obj.namespace))
+                _real_dir(volume, self.data_dir(obj.namespace))
+                shutil.rmtree(volume, ignore_errors=True)
         if not (meta / "spec.json").exists():
             return
         if self._state(ref)["state"] not in TERMINAL:
@@ -295,17 +326,45 @@ class LocalBackend:
         cwd, data = self.job_dir(ref), self.data_dir(ref.namespace)
         _private_dir(data.parent)
         data.mkdir(mode=0o700, exist_ok=True)
-        if not isolation.sandboxed:
-            return None
+        volumes = [Path(v) for v in run.get("volumes", [])]  # claims: folders in the data folder, kept
+        for volume in volumes:
+            for folder in (volume.parent, volume):
+                _real_dir(folder, data)
+                folder.mkdir(mode=0o700, exist_ok=True)
         uid = sandbox.project_uid(self.workdir / "uids.json", ref.namespace) if isolation.mode == sandbox.UID else None
-        for folder in (cwd, data):
+        for folder in (cwd, data, *{v.parent for v in volumes}, *volumes) if isolation.sandboxed else volumes:
             if uid is not None:
                 os.chown(folder, uid, uid)
             os.chmod(folder, 0o700)
+        for link, target in run.get("links", []):
+            if not os.path.lexists(link):
+                os.symlink(target, link)  # the job's uid owns the folder; lexists: never follow what it put
+        output = self._output_folder(ref, run, uid)
+        if not isolation.sandboxed:
+            if output is not None:  # no sandbox to mount the volume at its place: the host path instead
+                _rehome_outputs(run, str(self.outputs_dir(ref.namespace)))
+            return None
         etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
-        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data,
-                            read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths],
+        outputs = None if output is None else (self.outputs_dir(ref.namespace), run["outputs_dir"])
+        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs,
+                            read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths,
+                                       *(Path(p) for p in run.get("environments", []))],
                             hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
+
+    def _output_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
+        """Make the attempt's output folder when its pods mount one (myapp/outputs.py), owned by the job."""
+        relative = run.get("outputs_dir")
+        if not relative:
+            return None
+        root = self.outputs_dir(ref.namespace)
+        _private_dir(root.parent)
+        folder = root / relative
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for path in [root, *reversed([p for p in folder.parents if root in p.parents]), folder]:
+            if uid is not None:
+                os.chown(path, uid, uid)
+            os.chmod(path, 0o700)
+        return folder
 
     def _spawn(self, ref: JobRef) -> None:
         meta = self._meta(ref)
@@ -389,3 +448,23 @@ def _private_dir(path: Path) -> None:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.stat().st_uid == os.geteuid():
         os.chmod(path, 0o700)
+
+
+def _real_dir(path: Path, data: Path) -> None:
+    """The job's uid owns its data folder: a folder the platform makes, chowns or removes in it must
+    not be a link it planted (to /etc, say); refuse rather than follow it."""
+    if path.is_symlink() or not str(path).startswith(str(data) + os.sep) or \
+            (path.exists() and path.resolve() != data.resolve() / path.relative_to(data)):
+        raise PermanentBackendError(f"{path} is a symbolic link or leaves the project's data folder")
+
+
+def _rehome_outputs(run: dict[str, Any], host_root: str) -> None:
+    """Unsandboxed (the admin opted out of isolation): the outputs volume's paths in env and argv
+    point at the host folder, since nothing mounts it at its place in the job."""
+    def host(text: str) -> str:
+        return host_root + text[len(MOUNT):] if text == MOUNT else text.replace(MOUNT + "/", host_root + "/")
+
+    for replica in run["replicas"]:
+        for container in replica["containers"]:
+            container["argv"] = [host(a) for a in container["argv"]]
+            container["env"] = {k: host(v) for k, v in container["env"].items()}

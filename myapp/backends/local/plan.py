@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
+from ...environments import resolve as resolve_environment
+from ...outputs import mounted_dir
 from ..base import InvalidManifest, JobRef, ObjectRef, PermanentBackendError, UnsupportedKind
 from .gpu import GpuDevice
 from .procs import free_ports
@@ -34,7 +36,13 @@ REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
 RANK_ORDER = ("Launcher", "Master", "Chief", "PS", "Worker", "Evaluator")
 # Accepted, no local effect: routing, autoscaling, gang scheduling.
 NOOP_KINDS = frozenset({"Service", "HorizontalPodAutoscaler", "VirtualService", "DestinationRule", "Gateway",
-                        "PodGroup", "PodDisruptionBudget", "NetworkPolicy", "ServiceAccount"})
+                        "PodGroup", "PodDisruptionBudget", "NetworkPolicy", "ServiceAccount",
+                        # a notebook's member check and work folder: the platform's proxy and the
+                        # notebook's folder under the project do these locally
+                        "AuthorizationPolicy", "PersistentVolumeClaim"})
+# Claims are folders of the project's data folder (Planner.volume_dir): made at submit, removed by a
+# cleanup whose objects name them (a notebook's delete).
+VOLUME_KINDS = frozenset({"PersistentVolumeClaim"})
 # Host environment a replica inherits; nothing else of the platform's own env leaks in.
 HOST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "SHELL",
             "LD_LIBRARY_PATH", "CUDA_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
@@ -44,7 +52,7 @@ ENV_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 SECRET_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # a DNS-1123 label, as in Kubernetes
 # Folders of the workdir beside the namespaces' own: no project may be called like them.
-RESERVED_NAMESPACES = frozenset({"secrets", "configmaps", "data"})
+RESERVED_NAMESPACES = frozenset({"secrets", "configmaps", "data", "outputs"})
 SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
@@ -76,6 +84,9 @@ class Planner:
     # Over the host's HOME / TMPDIR / USER when the job runs sandboxed (sandbox.job_env).
     sandbox_env: Mapping[str, str] = field(default_factory=dict)
     which: Callable[[str, str], str | None] = lambda name, path: shutil.which(name, path=path)
+    # Built environments (myapp.environments): a container whose image is one of its project's runs
+    # that environment's python, its bin first on PATH (the backend binds it read-only).
+    environments: Path | None = None
 
     # -- entry --------------------------------------------------------------------------------
     def plan(self, manifests: Sequence[Mapping[str, Any]]) -> tuple[JobRef, dict[str, Any]]:
@@ -155,6 +166,8 @@ class Planner:
                                         "index": replica["index"], "restart_policy": replica["restart_policy"],
                                         "containers": [], "gpus": 0, "ports": {}, "ready": None, "url": None})
         run["success"] = _success_replicas(kind, run["replicas"])
+        # The attempt's folder on the project's outputs volume: the backend binds it (myapp/outputs.py).
+        run["outputs_dir"] = mounted_dir([obj])
         return ref, run
 
     # -- replicas -----------------------------------------------------------------------------
@@ -254,8 +267,9 @@ class Planner:
         for init, container in [(True, c) for c in pod.get("initContainers") or []] + [(False, main)]:
             env = self._env(container, pod_info, operator_env if not init else {}, data)
             env["HOSTNAME"] = pod_name
+            python = self._environment(run, str(container.get("image") or ""), env)
             argv = [_expand(a, env) for a in list(container.get("command") or []) + list(container.get("args") or [])]
-            argv = self._argv(argv, entry, run["kind"] == "MPIJob")
+            argv = self._argv(argv, entry, run["kind"] == "MPIJob", python)
             if remap:
                 argv, env = _remap_ports(argv, env, remap)
             containers.append({"name": container.get("name", ""), "init": init, "argv": argv, "env": env})
@@ -264,7 +278,7 @@ class Planner:
                   "containers": containers, "ready": None, "url": None,
                   "grace_period": pod.get("terminationGracePeriodSeconds")}
         if run["kind"] == "Notebook":
-            self._notebook(result, cwd)
+            self._notebook(run, result, pod, cwd)
         elif run["mode"] == "service":
             result["ready"] = _readiness(main, remap)
             if ports:
@@ -276,7 +290,10 @@ class Planner:
                 f"commands on the host (template folder: {entry.folder or 'none'})")
         return result
 
-    def _notebook(self, replica: dict[str, Any], cwd: Path) -> None:
+    def _notebook(self, run: dict[str, Any], replica: dict[str, Any], pod: Mapping[str, Any], cwd: Path) -> None:
+        """JupyterLab on a loopback port. Its token is the manifest's JUPYTER_TOKEN (the notebook's
+        Secret), else a random one, passed in the environment (never in argv, which `ps` shows); its
+        root is the work claim's folder (`volume_dir`), kept when the attempt is cleaned up."""
         container = replica["containers"][-1]
         env = container["env"]
         module = next((m for m in ("jupyterlab", "jupyter_server") if self._importable(m, env)), None)
@@ -284,14 +301,60 @@ class Planner:
             raise UnsupportedKind("a local notebook needs Jupyter in the host Python "
                                   f"({self.python}): pip install jupyterlab; the notebook image is not used locally")
         (port,) = free_ports(1)
-        token = secrets.token_urlsafe(24)
+        env["JUPYTER_TOKEN"] = env.get("JUPYTER_TOKEN") or secrets.token_urlsafe(24)
+        if env.get("VIRTUAL_ENV"):  # the image is a built environment: its kernel imports its packages
+            env["JUPYTER_PATH"] = str(self._kernel_spec(Path(env["VIRTUAL_ENV"])))
         prefix = (env.get("NB_PREFIX") or "").rstrip("/")
+        mounts = self._claim_mounts(run["namespace"], pod, container_spec=pod["containers"][0])
+        root = cwd
+        if mounts:
+            top = min(mounts, key=len)
+            root = Path(mounts[top])
+            # Claims mounted inside the work folder (an existing volume at /home/jovyan/volume) appear
+            # there as links to their folders (the sandbox shows the project's data folder at its path).
+            run["links"] = [[str(root / os.path.relpath(path, top)), folder]
+                            for path, folder in mounts.items() if path != top and path.startswith(top + "/")]
+            run["volumes"] = sorted(set(mounts.values()))
+        env["HOME"] = str(root) if mounts else env.get("HOME", "/tmp")
         container["argv"] = [self.python, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-                             f"--ServerApp.token={token}", "--ServerApp.password=",
-                             f"--ServerApp.base_url={prefix}/", f"--ServerApp.root_dir={cwd}"]
+                             "--ServerApp.password=", f"--ServerApp.base_url={prefix}/",
+                             f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False"]
         replica["ports"] = {"notebook": port}
-        replica["ready"] = {"type": "tcp", "port": port}
-        replica["url"] = f"http://127.0.0.1:{port}{prefix}/{'lab' if module == 'jupyterlab' else ''}?token={token}"
+        replica["ready"] = {"type": "http", "port": port, "path": f"{prefix}/api"}  # answers without the token
+        replica["url"] = f"http://127.0.0.1:{port}{prefix}/{'lab' if module == 'jupyterlab' else ''}"
+
+    def _kernel_spec(self, venv: Path) -> Path:
+        """The `python3` kernel of a notebook whose image is a built environment. Environments hold no
+        Jupyter of their own, so the kernel is the host's ipykernel with the environment's site-packages
+        ahead of the host's (same Python version: the content hash includes it). Written next to the
+        environment, which the platform owns and jobs see read-only; the folder goes on JUPYTER_PATH,
+        which Jupyter searches before its own kernels."""
+        share = venv / "share" / "jupyter"
+        spec = {"argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (environment)", "language": "python",
+                "env": {"PYTHONPATH": os.pathsep.join(str(p) for p in sorted(venv.glob("lib/python*/site-packages"))),
+                        "VIRTUAL_ENV": str(venv)}}
+        folder = share / "kernels" / "python3"
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+        tmp = folder / f".kernel.json.{os.getpid()}"
+        tmp.write_text(json.dumps(spec, indent=1, sort_keys=True))
+        tmp.chmod(0o644)
+        os.replace(tmp, folder / "kernel.json")  # whole or not at all: other notebooks read it
+        return share
+
+    def volume_dir(self, namespace: str, claim: str) -> Path:
+        """A PersistentVolumeClaim's local folder: in the project's data folder, outliving attempts."""
+        if not SECRET_NAME.fullmatch(claim):
+            raise InvalidManifest(f"invalid claim name {claim!r}")
+        return self.workdir / "data" / namespace / "volumes" / claim
+
+    def _claim_mounts(self, namespace: str, pod: Mapping[str, Any],
+                      container_spec: Mapping[str, Any]) -> dict[str, str]:
+        """{mount path: host folder} of the container's PersistentVolumeClaim mounts."""
+        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod.get("volumes") or []
+                  if (v.get("persistentVolumeClaim") or {}).get("claimName")}
+        return {os.path.normpath(m["mountPath"]): str(self.volume_dir(namespace, claims[m["name"]]))
+                for m in container_spec.get("volumeMounts") or [] if m.get("name") in claims}
 
     # -- env ----------------------------------------------------------------------------------
     def _path(self) -> str:
@@ -388,17 +451,31 @@ class Planner:
 
     def _importable(self, module: str, env: Mapping[str, str]) -> bool:
         try:
-            return subprocess.run([self.python, "-c", f"import {module}"], env=dict(env), capture_output=True,
-                                  timeout=60).returncode == 0
+            # Found, not imported: importing JupyterLab costs a second or more of CPU at every start.
+            return subprocess.run([self.python, "-c", "import importlib.util, sys; "
+                                   f"sys.exit(importlib.util.find_spec({module!r}) is None)"],
+                                  env=dict(env), capture_output=True, timeout=60).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             return False
 
     # -- argv ---------------------------------------------------------------------------------
-    def _argv(self, argv: list[str], entry: EntryMap, every_python: bool) -> list[str]:
+    def _environment(self, run: dict[str, Any], image: str, env: dict[str, str]) -> str:
+        """The python a container's image stands for: its project's environment of that image, else the host's."""
+        found = resolve_environment(image, run["namespace"], self.environments) if self.environments and image \
+            else None
+        if found is None:
+            return self.python
+        env["PATH"] = os.pathsep.join([str(found.bin), env.get("PATH", "")])
+        env["VIRTUAL_ENV"] = str(found.path)
+        if str(found.path) not in run.setdefault("environments", []):
+            run["environments"].append(str(found.path))
+        return str(found.python)
+
+    def _argv(self, argv: list[str], entry: EntryMap, every_python: bool, python: str | None = None) -> list[str]:
         out = []
         for index, token in enumerate(argv):
             if (index == 0 or every_python) and PYTHON_NAME.fullmatch(os.path.basename(token)):
-                out.append(self.python)  # the image's interpreter is the host's
+                out.append(python or self.python)  # the image's interpreter: its environment's, or the host's
             else:
                 out.append(entry.map(token))
         return out

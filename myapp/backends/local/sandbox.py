@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...outputs import MOUNT
 from ..base import BackendError, PermanentBackendError
 
 OPT_OUT = "MYAPP_UNSAFE_NO_JOB_ISOLATION"
@@ -210,8 +211,12 @@ def python_roots(python: str) -> list[Path]:
 
 
 def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, read_only: Iterable[Path],
-         hidden: Iterable[Path], etc: dict[str, Path]) -> dict[str, Any] | None:
-    """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command)."""
+         hidden: Iterable[Path], etc: dict[str, Path],
+         outputs: tuple[Path, str] | None = None) -> dict[str, Any] | None:
+    """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command).
+
+    outputs: (the project's outputs folder, the attempt's folder in it): all of it read-only at
+    myapp.outputs.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do)."""
     if not isolation.sandboxed:
         return None
     view = _View()
@@ -231,6 +236,10 @@ def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, re
         view.bind("--ro-bind", source, Path(target))
     view.bind("--bind", data_dir)
     view.bind("--bind", cwd)
+    if outputs is not None:
+        root, attempt = outputs
+        view.bind("--ro-bind", root, Path(MOUNT))
+        view.bind("--bind", root / attempt, Path(MOUNT) / attempt)
     view.mask(cwd / ".myapp")  # the supervisor's files: the spec (with the job's secrets), state, logs
     view.read_only += ["--chdir", str(cwd)]
     return _config(isolation.mode, isolation.bwrap or "bwrap", uid, view)

@@ -1,38 +1,130 @@
-"""``notebook`` (internal): a Jupyter Notebook CR reachable at /notebook/<namespace>/<name>/."""
+"""``notebook``: JupyterLab reachable at /notebook/<project>/<name>/ by the project's members only.
+
+Objects: the Notebook CR (notebook-controller runs it as a StatefulSet, pods labelled
+``statefulset: <name>``), a Service in front of it, a VirtualService on the platform's gateway for
+the prefix, an AuthorizationPolicy whose CUSTOM action sends every request to the platform's
+ext-authz provider first (the member check), and a PersistentVolumeClaim for the work folder.
+
+Jupyter's own token comes from the Secret ``token_secret_name(name)`` (key ``token``), which the
+platform puts before it submits (a random value, never rendered, never shown); the ext-authz answer
+adds it to the requests it allows. Cluster-wide settings (gateway, ext-authz provider, storage class,
+work folder size) come from ``MYAPP_NOTEBOOK_*`` variables read at render time, like
+``context.platform_namespace()``.
+"""
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from urllib.parse import quote
+
 from ..engine import render_object
-from ..names import k8s_name
+from ..errors import ContextError
+from ..names import is_dns1123_label, is_dns1123_subdomain, k8s_name
+from ..quantity import parse_quantity
 from .base import Build, Kind
 from .service import fqdn
 
-# The platform's shared ingress gateway (Kubeflow convention).
-GATEWAY = "kubeflow/kubeflow-gateway"
 JUPYTER_PORT = 8888
+WORK_DIR = "/home/jovyan"  # the Jupyter images' HOME and root_dir
+VOLUME_DIR = f"{WORK_DIR}/volume"  # an optional existing claim, visible in JupyterLab's file browser
+# The notebook-controller labels each notebook's pod statefulset=<name> (the Notebook CR's pod
+# template has no metadata of ours to select by).
+POD_LABEL = "statefulset"
+DEFAULTS = {
+    # Kubeflow's shared ingress gateway; an install with its own gateway names it here.
+    "MYAPP_NOTEBOOK_GATEWAY": "kubeflow/kubeflow-gateway",
+    # The extensionProviders entry of the mesh config (install/istio/): the platform's authz endpoint.
+    "MYAPP_NOTEBOOK_AUTHZ_PROVIDER": "myapp-notebook-authz",
+    "MYAPP_NOTEBOOK_STORAGE_CLASS": "",  # empty: the cluster's default StorageClass
+    "MYAPP_NOTEBOOK_VOLUME_SIZE": "10Gi",
+}
+
+
+@dataclass(frozen=True)
+class NotebookSettings:
+    gateway: str
+    authz_provider: str
+    storage_class: str
+    volume_size: str
+
+
+def _setting(name: str) -> str:
+    return os.environ.get(name, "").strip() or DEFAULTS[name]
+
+
+def settings() -> NotebookSettings:
+    """The cluster-wide notebook settings, checked (ContextError names the variable)."""
+    gateway = _setting("MYAPP_NOTEBOOK_GATEWAY")
+    namespace, _, gateway_name = gateway.rpartition("/")
+    if not is_dns1123_subdomain(gateway_name) or (namespace and not is_dns1123_label(namespace)):
+        raise ContextError("MYAPP_NOTEBOOK_GATEWAY", f"{gateway!r} is not <namespace>/<gateway name>")
+    provider = _setting("MYAPP_NOTEBOOK_AUTHZ_PROVIDER")
+    if not is_dns1123_subdomain(provider):
+        raise ContextError("MYAPP_NOTEBOOK_AUTHZ_PROVIDER", f"{provider!r} is not a valid provider name")
+    storage_class = os.environ.get("MYAPP_NOTEBOOK_STORAGE_CLASS", "").strip()
+    if storage_class and not is_dns1123_subdomain(storage_class):
+        raise ContextError("MYAPP_NOTEBOOK_STORAGE_CLASS", f"{storage_class!r} is not a StorageClass name")
+    size = _setting("MYAPP_NOTEBOOK_VOLUME_SIZE")
+    try:
+        positive = parse_quantity(size) > 0
+    except ValueError:
+        positive = False
+    if not positive:
+        raise ContextError("MYAPP_NOTEBOOK_VOLUME_SIZE", f"{size!r} is not a positive quantity such as 10Gi")
+    return NotebookSettings(gateway, provider, storage_class, size)
+
+
+def url_prefix(project: str, name: str) -> str:
+    """Where a notebook is served: JupyterLab's base_url, the route, what the authz check reads.
+    Project names are DNS labels (the API checks), so quoting changes nothing for a real one."""
+    return f"/notebook/{quote(project, safe='')}/{name}/"
+
+
+def token_secret_name(name: str) -> str:
+    """The Secret (key ``token``) holding the notebook's Jupyter token."""
+    return k8s_name(name, "jupyter-token", max_len=63)
+
+
+def work_claim_name(name: str) -> str:
+    return k8s_name(name, "work", max_len=63)
 
 
 def build(b: Build) -> list[dict]:
     name, namespace = b.args["name"], b.ctx.namespace
-    prefix = f"/notebook/{namespace}/{name}/"
+    config = settings()
+    prefix = url_prefix(b.ctx.project, name)
     http = [{
         "name": "notebook",
         "match": [{"uri": {"prefix": prefix}}],
         "rewrite": {"uri": prefix},
         "route": [{"destination": {"host": fqdn(name, namespace), "port": {"number": 80}}}],
-        "timeout": "300s",
+        # No route timeout: Envoy applies it to upgraded connections too, and a kernel's or terminal's
+        # websocket would be cut when it ran out (kubeflow/kubeflow#6126 removed the 300s it once had).
     }]
     return [
+        # Every request reaching the pod, whatever its path or origin, is checked: rules [{}] match all.
+        # Created before the notebook and (cleanup goes backwards) deleted after it: never a moment
+        # when its pod answers without the check.
+        render_object("authorizationpolicy.yaml.j2", {
+            "name": k8s_name("notebook", name), "match_labels": {POD_LABEL: name},
+            "provider": config.authz_provider, "rules": [{}],
+        }),
         render_object("notebook.yaml.j2", {
             "name": name, "image": b.image, "command": b.command, "prefix": prefix.rstrip("/"),
-            "resources": b.resources.requirements(), "volume_claim": b.args.get("volume_claim", ""),
+            "resources": b.resources.requirements(), "port": JUPYTER_PORT, "token_secret": token_secret_name(name),
+            "work_claim": work_claim_name(name), "work_dir": WORK_DIR,
+            "volume_claim": b.args.get("volume_claim", ""), "volume_dir": VOLUME_DIR,
         }),
-        # notebook-controller labels the pod statefulset=<name>.
+        # The work folder (its pod waits for the claim to be bound).
+        render_object("persistentvolumeclaim.yaml.j2", {
+            "name": work_claim_name(name), "storage_class": config.storage_class, "size": config.volume_size,
+        }),
         render_object("service.yaml.j2", {
-            "name": name, "selector": {"statefulset": name}, "port_name": "http-notebook",
+            "name": name, "selector": {POD_LABEL: name}, "port_name": "http-notebook",
             "target_port": JUPYTER_PORT,
         }),
         render_object("virtualservice.yaml.j2", {
-            "name": k8s_name("notebook", name), "hosts": ["*"], "gateways": [GATEWAY], "http": http,
+            "name": k8s_name("notebook", name), "hosts": ["*"], "gateways": [config.gateway], "http": http,
         }),
     ]
 

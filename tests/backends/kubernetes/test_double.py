@@ -56,6 +56,24 @@ def test_invalid_objects_get_422_with_causes(apis):
     assert "cleanPodPolicyy" in body["message"]
 
 
+def test_replace_is_whole_keeps_server_metadata_and_status_and_checks_the_version(double, apis):
+    custom, _, _ = apis
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
+             "spec": {"weight": 2, "capability": {"cpu": "4", "memory": "1Gi"}}}
+    queues = ("scheduling.volcano.sh", "v1beta1", "queues")
+    created = custom.create_cluster_custom_object(*queues, body=queue)
+    double.set_status("scheduling.volcano.sh/v1beta1", "Queue", "", "q", {"state": "Open"})
+    stored = custom.get_cluster_custom_object(*queues, "q")
+    replaced = custom.replace_cluster_custom_object(*queues, "q", body={
+        **stored, "metadata": {**stored["metadata"], "labels": {"a": "b"}}, "spec": {"capability": {"cpu": "8"}}})
+    assert replaced["spec"] == {"capability": {"cpu": "8"}}  # keys the body lacks are gone, nested ones too
+    assert replaced["metadata"]["uid"] == created["metadata"]["uid"] and replaced["metadata"]["labels"] == {"a": "b"}
+    assert replaced["status"] == {"state": "Open"}  # status is written only through /status
+    with pytest.raises(client.ApiException) as stale:  # the resourceVersion read before the replace
+        custom.replace_cluster_custom_object(*queues, "q", body=stored)
+    assert stale.value.status == 409 and json.loads(stale.value.body)["reason"] == "Conflict"
+
+
 def test_dry_run_stores_nothing(double, apis):
     _, _, batch = apis
     batch.create_namespaced_job(NS, body=manifests("python")[0], dry_run="All", _preload_content=False)

@@ -288,7 +288,7 @@ def test_notebook_pods_are_found_by_the_controller_label(double, k8s_backend):
     status = k8s_backend.status(ref)
     assert status.state is JobState.PENDING
     assert status.reason == "alice-notebook-0: ErrImagePull: denied"
-    assert status.url == "/notebook/proj-vision/alice-notebook/"
+    assert status.url == "http://alice-notebook.proj-vision.svc.cluster.local/notebook/vision/alice-notebook/"
 
 
 def test_volcano_job_status(double, k8s_backend):

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import signal
 import textwrap
 import time
+import urllib.error
 import urllib.request
 
 import psutil
@@ -280,20 +282,20 @@ def test_service_runs_with_a_local_url_and_crash_loops_visibly(backend):
     backend.cancel(ref)
 
 
-def _fake_jupyter(tmp_path, module: str, importable: bool = True):
+def _fake_jupyter(tmp_path, module: str):
+    """A stand-in JupyterLab: `<base_url>api` answers anyone (the readiness probe), the rest only
+    `Authorization: token <JUPYTER_TOKEN>`."""
     package = tmp_path / "fake-jupyter" / module
     package.mkdir(parents=True)
-    if not importable:
-        (package / "__init__.py").write_text("raise ImportError('not really here')\n")
-        return package.parent
     (package / "__init__.py").write_text("")
     (package / "__main__.py").write_text(textwrap.dedent("""
-        import http.server, sys
+        import http.server, os, sys
         opts = dict(a[2:].split('=', 1) for a in sys.argv[1:] if '=' in a)
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                token = 'token=' + opts['ServerApp.token']
-                ok = self.path.startswith(opts['ServerApp.base_url']) and token in self.path
+                base = opts['ServerApp.base_url']
+                token = self.headers.get('Authorization') == 'token ' + os.environ['JUPYTER_TOKEN']
+                ok = self.path.startswith(base) and (self.path == base + 'api' or token)
                 self.send_response(200 if ok else 403)
                 self.end_headers()
         http.server.HTTPServer((opts['ip'], int(opts['port'])), Handler).serve_forever()
@@ -303,24 +305,53 @@ def _fake_jupyter(tmp_path, module: str, importable: bool = True):
 
 @pytest.mark.slow
 def test_notebook_runs_a_local_jupyter_with_a_token(backends, tmp_path):
+    """The token comes from the notebook's Secret (rendering names it) into Jupyter's environment: never
+    in its argv nor in the URL; its root is the work claim's folder, which outlives the attempt."""
+    from myapp.backends.base import JobRef
+    from myapp.rendering.kinds.notebook import token_secret_name, work_claim_name
+
     path = _fake_jupyter(tmp_path, "jupyterlab")
     backend = backends(extra_env={"PYTHONPATH": str(path)}, read_only_paths=[path])  # visible to the sandbox
-    ref = backend.submit(render_template("notebook", {"name": "alice"}))
+    manifests = render_template("notebook", {"name": "alice"})
+    namespace = workload(manifests)["metadata"].get("namespace") or "default"
+    backend.put_secret(namespace, token_secret_name("alice"), {"token": "s3cret-t0ken"})
+    ref = backend.submit(manifests)
     status = running(backend, ref)
     assert status.state is JobState.RUNNING
-    assert status.url.startswith("http://127.0.0.1:") and f"/notebook/{ref.namespace}/alice/lab?token=" in status.url
-    with urllib.request.urlopen(status.url, timeout=5) as response:
+    assert status.url.startswith("http://127.0.0.1:") and status.url.endswith("/alice/lab")
+    assert "token" not in status.url
+    with pytest.raises(urllib.error.HTTPError, match="403"):
+        urllib.request.urlopen(status.url, timeout=5)
+    request = urllib.request.Request(status.url, headers={"Authorization": "token s3cret-t0ken"})
+    with urllib.request.urlopen(request, timeout=5) as response:
         assert response.status == 200
+    spec = json.loads((backend.job_dir(ref) / ".myapp" / "spec.json").read_text())
+    argv = spec["replicas"][0]["containers"][-1]["argv"]
+    work = backend.volume_dir(namespace, work_claim_name("alice"))
+    assert "s3cret-t0ken" not in " ".join(argv) and f"--ServerApp.root_dir={work}" in argv and work.is_dir()
     backend.cancel(ref)
+    kept = tuple(o for o in ref.objects if o.kind != "PersistentVolumeClaim")
+    backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, kept), backend_archive(tmp_path))
+    assert work.is_dir()  # a stop keeps the work folder ...
+    backend.cleanup(ref, backend_archive(tmp_path))
+    assert not work.exists()  # ... a cleanup naming the claim (a delete) removes it
 
 
 def test_notebook_without_jupyter_is_unsupported(backends, tmp_path):
-    path = _fake_jupyter(tmp_path, "jupyterlab", importable=False)
-    (path / "jupyter_server").mkdir()
-    (path / "jupyter_server" / "__init__.py").write_text("raise ImportError('absent')\n")
-    backend = backends(extra_env={"PYTHONPATH": str(path)})
+    from myapp.rendering.kinds.notebook import token_secret_name
+
+    backend = backends(python="/usr/bin/python3")  # Debian's Python: no JupyterLab there
+    manifests = render_template("notebook", {"name": "bob"})
+    backend.put_secret(workload(manifests)["metadata"].get("namespace") or "default", token_secret_name("bob"),
+                       {"token": "t"})
     with pytest.raises(UnsupportedKind, match="pip install jupyterlab"):
-        backend.submit(render_template("notebook", {"name": "bob"}))
+        backend.submit(manifests)
+
+
+def backend_archive(tmp_path):
+    from myapp.backends.archive import FileLogArchive
+
+    return FileLogArchive(tmp_path / "archive")
 
 
 @pytest.mark.slow

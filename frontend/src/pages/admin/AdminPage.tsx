@@ -1,10 +1,12 @@
-// Administration: clusters, resource groups, quotas, live usage and limits, one tab per URL.
+// Administration: clusters, resource groups (each with its live status), quotas, live usage, limits and the
+// scheduling simulator, one tab per URL.
 import { Link } from "../../router";
 import { PageHeader } from "../../components/ui";
 import { ClustersTab } from "./ClustersTab";
 import { LimitsTab } from "./LimitsTab";
 import { QuotasTab } from "./QuotasTab";
 import { ResourceGroupsTab } from "./ResourceGroupsTab";
+import { SimulatorTab } from "./SimulatorTab";
 import { UsageTab } from "./UsageTab";
 import "./admin.css";
 
@@ -14,6 +16,7 @@ const TABS = [
   { id: "quotas", label: "Quotas", render: () => <QuotasTab /> },
   { id: "usage", label: "Usage", render: () => <UsageTab /> },
   { id: "limits", label: "Limits", render: () => <LimitsTab /> },
+  { id: "simulator", label: "Simulator", render: () => <SimulatorTab /> },
 ];
 
 export default function AdminPage({ tab }: { tab: string }) {

@@ -1,12 +1,18 @@
 import { listAll } from "../../api";
 import { ErrorBanner } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
-import { Link } from "../../router";
+import { Link, useLocation } from "../../router";
 import type { Cluster, ResourceGroup } from "../../types";
+import { ResourceGroupDetail } from "./ResourceGroupDetail";
 import { ResourceGroupForm } from "./ResourceGroupForm";
 import { ResourceTab } from "./ResourceTab";
 
 export function ResourceGroupsTab() {
+  const group = Number(useLocation().search.get("group"));
+  return group > 0 ? <ResourceGroupDetail key={group} id={group} /> : <ResourceGroupList />;
+}
+
+function ResourceGroupList() {
   const clusters = useAsync(() => listAll<Cluster>("cluster", { order: "name" }), []);
   const clusterName = (id: number) => clusters.data?.find((c) => c.id === id)?.name ?? `#${id}`;
   return (
@@ -19,7 +25,14 @@ export function ResourceGroupsTab() {
           ? <p className="muted">Add a <Link to="/admin/clusters">cluster</Link> first.</p> : undefined}
         renderForm={(props) => <ResourceGroupForm {...props} clusters={clusters.data ?? []} />}
         columns={[
-          { header: "Name", cell: (g) => <strong>{g.name}</strong> },
+          {
+            header: "Name",
+            cell: (g) => (
+              <Link to={`/admin/resource-groups?group=${g.id}`} aria-label={`Open resource group ${g.name}`}>
+                <strong>{g.name}</strong>
+              </Link>
+            ),
+          },
           { header: "Cluster", cell: (g) => clusterName(g.cluster_id) },
           { header: "CPU", cell: (g) => g.cpu },
           { header: "Memory", cell: (g) => g.memory },

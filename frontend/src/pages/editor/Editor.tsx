@@ -17,6 +17,7 @@ import {
 } from "./model";
 import { Palette } from "./Palette";
 import { buildGraphPayload, mapServerErrors } from "./payload";
+import { RunDialog } from "../run/RunDialog";
 import { SettingsDialog } from "./SettingsDialog";
 import { TaskForm, type TaskEdit } from "./TaskForm";
 import { duplicateNames, validateTask, type FieldErrors } from "./validation";
@@ -78,7 +79,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
   const [notice, setNotice] = useState<string | null>(null);
   const [problem, setProblem] = useState<SaveProblem | null>(null);
   const [busy, setBusy] = useState<"saving" | "starting" | null>(null);
-  const [dialog, setDialog] = useState<"settings" | "yaml" | null>(null);
+  const [dialog, setDialog] = useState<"settings" | "yaml" | "run" | null>(null);
   const canvasBox = useRef<HTMLDivElement>(null);
   const { screenToFlowPosition, fitView } = useReactFlow();
 
@@ -209,13 +210,18 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     }
   };
 
-  const run = async () => {
+  const run = async (params?: Record<string, string>) => {
     if (dirty && !(await save())) return;
+    // A pipeline with parameters asks for this run's values first (RunDialog), then comes back here.
+    if (params === undefined && Object.keys(pipeline.parameters ?? {}).length > 0) {
+      setDialog("run");
+      return;
+    }
     setBusy("starting");
     setProblem(null);
     try {
       const started = await api<PipelineRun>("/api/v1/pipeline_run/", {
-        method: "POST", body: { pipeline_id: pipeline.id } satisfies PipelineRunBody,
+        method: "POST", body: { pipeline_id: pipeline.id, params: params ?? {} } satisfies PipelineRunBody,
       });
       navigate(`/runs/${started.id}`);
     } catch (err) {
@@ -349,6 +355,10 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
           )}
         </aside>
       </div>
+      {dialog === "run" && (
+        <RunDialog parameters={pipeline.parameters ?? {}} busy={busy === "starting"}
+          onRun={(params) => void run(params)} onClose={() => setDialog(null)} />
+      )}
       {dialog === "settings" && (
         <SettingsDialog pipeline={pipeline} readOnly={readOnly} onSaved={setPipeline} onClose={() => setDialog(null)} />
       )}

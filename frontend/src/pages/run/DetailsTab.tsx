@@ -4,6 +4,7 @@ import { api } from "../../api";
 import { ErrorBanner, StateBadge } from "../../components/ui";
 import { navigate } from "../../router";
 import type { AttemptSummary, RunId, Task } from "../../types";
+import { waitingReason } from "./attempts";
 import { duration, formatTime } from "./time";
 
 interface Props {
@@ -44,7 +45,12 @@ export function DetailsTab({ task, attempts, attempt, canWrite, now, onSelectAtt
           <div className="fact"><dt>Started</dt><dd>{formatTime(attempt.started_at)}</dd></div>
           <div className="fact"><dt>Finished</dt><dd>{formatTime(attempt.finished_at)}</dd></div>
           <div className="fact"><dt>Duration</dt><dd>{duration(attempt.started_at, attempt.finished_at, now)}</dd></div>
-          {attempt.reason && <div className="fact wide"><dt>Reason</dt><dd>{attempt.reason}</dd></div>}
+          {attempt.preemptions > 0 && (
+            <div className="fact"><dt>Preempted</dt><dd>{attempt.preemptions} {attempt.preemptions === 1 ? "time" : "times"} before</dd></div>
+          )}
+          {attempt.reason && (
+            <div className="fact wide"><dt>Reason</dt><dd>{waitingReason(attempt)}</dd></div>
+          )}
         </dl>
       ) : <p className="muted">Not started yet: this task has no attempt in this run.</p>}
 

@@ -14,12 +14,15 @@ interface Props {
   floor?: number;
   label: string;
   colorOf: (replica: string) => string;
+  /** x ticks and their labels; default: clock times of `t` as Unix seconds (the metric charts). */
+  xTicks?: number[];
+  formatX?: (t: number) => string;
 }
 
 const clock = (t: number) => new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit",
   second: "2-digit" });
 
-export function LineChart({ series, t0, t1, format, bytes = false, floor, label, colorOf }: Props) {
+export function LineChart({ series, t0, t1, format, bytes = false, floor, label, colorOf, xTicks, formatX = clock }: Props) {
   const max = Math.max(...series.flatMap((s) => s.points.map((p) => p.v)));
   const axis = valueAxis(max, 4, bytes, floor);
   const x = linearScale(t0, t1, PAD.left, W - PAD.right);
@@ -32,8 +35,8 @@ export function LineChart({ series, t0, t1, format, bytes = false, floor, label,
           <text x={PAD.left - 6} y={y(v)} dy="0.32em" textAnchor="end">{format(v)}</text>
         </g>
       ))}
-      {timeTicks(t0, t1).map((t) => (
-        <text key={`x${t}`} x={x(t)} y={H - 8} textAnchor="middle">{clock(t)}</text>
+      {(xTicks ?? timeTicks(t0, t1)).map((t) => (
+        <text key={`x${t}`} x={x(t)} y={H - 8} textAnchor="middle">{formatX(t)}</text>
       ))}
       <line x1={PAD.left} x2={W - PAD.right} y1={H - PAD.bottom} y2={H - PAD.bottom} className="axis" />
       {series.map((s) => (

@@ -24,6 +24,8 @@ function RunHistory({ projectId, pipelineId }: { projectId: number; pipelineId?:
   const [state, setState] = useState("");
   const [trigger, setTrigger] = useState("");
   const [page, setPage] = useState(0);
+  const [chosen, setChosen] = useState<number[]>([]);  // runs picked for the comparison page
+  const toggle = (id: number) => setChosen((have) => (have.includes(id) ? have.filter((x) => x !== id) : [...have, id]));
 
   const pipelines = useAsync(() => listAll<Pipeline>("pipeline", { project_id: projectId }), [projectId]);
   const names = useMemo(() => new Map((pipelines.data ?? []).map((p) => [p.id, p.name])), [pipelines.data]);
@@ -52,6 +54,10 @@ function RunHistory({ projectId, pipelineId }: { projectId: number; pipelineId?:
     <section className="runs-page">
       <PageHeader title={title}>
         {active && <span className="stream stream-live" role="status">auto-refresh</span>}
+        {pipelineId !== undefined && chosen.length >= 2 && (
+          <Link to={`/pipelines/${pipelineId}/compare?runs=${chosen.join(",")}`} className="button">
+            Compare {chosen.length} runs</Link>
+        )}
         {pipelineId !== undefined && <Link to={`/pipelines/${pipelineId}`} className="button">Open editor</Link>}
       </PageHeader>
       <div className="runs-filters">
@@ -86,6 +92,7 @@ function RunHistory({ projectId, pipelineId }: { projectId: number; pipelineId?:
           <table className="data runs-table">
             <thead>
               <tr>
+                {pipelineId !== undefined && <th scope="col" aria-label="Compare" />}
                 <th scope="col">Run</th><th scope="col">Pipeline</th><th scope="col">State</th>
                 <th scope="col">Trigger</th><th scope="col">Logical date</th><th scope="col">Created</th>
                 <th scope="col">Duration</th>
@@ -94,6 +101,10 @@ function RunHistory({ projectId, pipelineId }: { projectId: number; pipelineId?:
             <tbody>
               {items.map((run) => (
                 <tr key={run.id} data-run-id={run.id}>
+                  {pipelineId !== undefined && (
+                    <td><input type="checkbox" aria-label={`Compare run ${run.id}`} checked={chosen.includes(run.id)}
+                      onChange={() => toggle(run.id)} /></td>
+                  )}
                   <td><Link to={`/runs/${run.id}`}>#{run.id}</Link></td>
                   <td>
                     <Link to={`/pipelines/${run.pipeline_id}/runs`} title="Runs of this pipeline">

@@ -1,4 +1,4 @@
-// The selected task: attempt selector and tabs (logs, metrics, manifests, details).
+// The selected task: attempt selector and tabs (logs, metrics, outputs, manifests, details).
 import { useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { StateBadge } from "../../components/ui";
 import type { AttemptSummary, Task } from "../../types";
@@ -7,10 +7,12 @@ import { DetailsTab } from "./DetailsTab";
 import { LogsTab } from "./LogsTab";
 import { ManifestsTab } from "./ManifestsTab";
 import { MetricsTab } from "./MetricsTab";
+import { OutputsTab } from "./OutputsTab";
 
-const TABS = ["logs", "metrics", "manifests", "details"] as const;
+const TABS = ["logs", "metrics", "outputs", "manifests", "details"] as const;
 type Tab = (typeof TABS)[number];
-const LABELS: Record<Tab, string> = { logs: "Logs", metrics: "Metrics", manifests: "Manifests", details: "Details" };
+const LABELS: Record<Tab, string> = { logs: "Logs", metrics: "Metrics", outputs: "Outputs", manifests: "Manifests",
+  details: "Details" };
 
 interface Props {
   task: Task;
@@ -82,7 +84,9 @@ export function TaskPanel({ task, taskRuns, canWrite, now, onClose }: Props) {
               ? <LogsTab key={attempt.id} attempt={attempt} taskName={task.name} />
               : tab === "metrics"
                 ? <MetricsTab key={attempt.id} attempt={attempt} />
-                : <ManifestsTab key={attempt.id} attemptId={attempt.id} />}
+                : tab === "outputs"
+                  ? <OutputsTab key={attempt.id} attempt={attempt} />
+                  : <ManifestsTab key={attempt.id} attemptId={attempt.id} />}
       </div>
     </section>
   );

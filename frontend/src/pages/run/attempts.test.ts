@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { attemptsOf, isActive, latestAttempts } from "./attempts";
+import { attemptsOf, isActive, latestAttempts, waitingReason } from "./attempts";
 import type { AttemptSummary } from "../../types";
 
 function attempt(id: number, taskId: number, n: number, state: AttemptSummary["state"] = "succeeded"): AttemptSummary {
   return { id, task_id: taskId, attempt: n, state, reason: null, exit_code: null, backend: "local",
-    created_at: "2026-01-01T00:00:00", submitted_at: null, started_at: null, finished_at: null };
+    created_at: "2026-01-01T00:00:00", submitted_at: null, started_at: null, finished_at: null,
+    queue_position: null, preemptions: 0 };
 }
 
 describe("latestAttempts", () => {
@@ -37,5 +38,14 @@ describe("isActive", () => {
     expect(isActive("running")).toBe(true);
     expect(isActive("upstream_failed")).toBe(false);
     expect(isActive("succeeded")).toBe(false);
+  });
+});
+
+describe("waitingReason", () => {
+  it("adds the queue position while the attempt waits for its resource group", () => {
+    const waiting = { ...attempt(1, 1, 1, "queued"), reason: "waiting: project quota gpu 8/8", queue_position: 3 };
+    expect(waitingReason(waiting)).toBe("waiting: project quota gpu 8/8 (position 3)");
+    expect(waitingReason({ ...waiting, state: "cancelled" })).toBe("waiting: project quota gpu 8/8");
+    expect(waitingReason({ ...attempt(2, 1, 1, "failed"), reason: "exit 1" })).toBe("exit 1");
   });
 });

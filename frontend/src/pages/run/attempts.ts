@@ -21,3 +21,9 @@ const ACTIVE: TaskState[] = ["queued", "pending", "waiting", "running"];
 export function isActive(state: TaskState): boolean {
   return ACTIVE.includes(state);
 }
+
+/** The reason, and while the attempt waits for its resource group, its place in the queue. */
+export function waitingReason(attempt: AttemptSummary): string {
+  const position = attempt.state === "queued" ? attempt.queue_position : null;
+  return position ? `${attempt.reason} (position ${position})` : attempt.reason ?? "";
+}

@@ -1,0 +1,102 @@
+// Several runs of one pipeline side by side: parameters, state and duration, the last value of every
+// metric the tasks reported, and one chart per metric with a line per run (/pipelines/:id/compare?runs=1,2).
+import { api, listAll } from "../../api";
+import { ErrorBanner, Loading, PageHeader, StateBadge } from "../../components/ui";
+import { useAsync } from "../../lib/useAsync";
+import { Link, useLocation } from "../../router";
+import type { Pipeline, PipelineRun, Task, TaskRun } from "../../types";
+import { formatNumber } from "../run/chart";
+import { useNow } from "../run/hooks";
+import { replicaColor } from "../run/logBuffer";
+import { StepChart } from "../run/StepChart";
+import { duration, formatTime } from "../run/time";
+import { lastValue, metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
+import "../run/run.css";
+
+interface Loaded {
+  pipeline: Pipeline;
+  tasks: Task[];
+  runs: PipelineRun[];
+  taskRuns: TaskRun[][];
+}
+
+async function load(pipelineId: number, ids: number[]): Promise<Loaded> {
+  const [pipeline, tasks, runs] = await Promise.all([
+    api<Pipeline>(`/api/v1/pipeline/${pipelineId}`),
+    listAll<Task>("task", { pipeline_id: pipelineId }),
+    Promise.all(ids.map((id) => api<PipelineRun>(`/api/v1/pipeline_run/${id}`))),
+  ]);
+  const taskRuns = await Promise.all(ids.map((id) => listAll<TaskRun>("task_run", { pipeline_run_id: id })));
+  return { pipeline, tasks, runs, taskRuns };
+}
+
+export default function ComparePage({ pipelineId }: { pipelineId: number }) {
+  const { search } = useLocation();
+  const ids = parseRunIds(search.get("runs"));
+  const data = useAsync(() => load(pipelineId, ids), [pipelineId, ids.join(",")]);
+  const now = useNow(Boolean(data.data?.runs.some((r) => r.state === "queued" || r.state === "running")));
+
+  const title = <>Compare runs of <Link to={`/pipelines/${pipelineId}/runs`}>
+    {data.data?.pipeline.name ?? `pipeline ${pipelineId}`}</Link></>;
+  if (ids.length === 0) {
+    return (<section><PageHeader title={title} />
+      <p className="muted">Pick the runs to compare in the <Link to={`/pipelines/${pipelineId}/runs`}>run history</Link>.
+      </p></section>);
+  }
+  if (!data.data) return data.error ? <ErrorBanner error={data.error} /> : <Loading what="Loading runs" />;
+  const { pipeline, tasks, runs, taskRuns } = data.data;
+  const foreign = runs.filter((r) => r.pipeline_id !== pipelineId);
+  const defaults = pipeline.parameters ?? {};
+  const params = parameterNames(runs, defaults);
+  const perRun = taskRuns.map((trs) => runMetrics(trs, tasks));
+  const keys = metricKeys(perRun);
+
+  return (
+    <section className="compare-page">
+      <PageHeader title={title} />
+      {foreign.length > 0 && <p role="alert">Run {foreign.map((r) => r.id).join(", ")} belongs to another pipeline.</p>}
+      <table className="data compare-table" aria-label="Runs side by side">
+        <thead>
+          <tr><th scope="col" />{runs.map((r) => <th key={r.id} scope="col"><Link to={`/runs/${r.id}`}>#{r.id}</Link></th>)}</tr>
+        </thead>
+        <tbody>
+          <tr><th scope="row">State</th>{runs.map((r) => <td key={r.id}><StateBadge state={r.state} /></td>)}</tr>
+          <tr><th scope="row">Logical date</th>{runs.map((r) => <td key={r.id}>{formatTime(r.logical_date)}</td>)}</tr>
+          <tr><th scope="row">Duration</th>
+            {runs.map((r) => <td key={r.id}>{duration(r.started_at, r.finished_at, now)}</td>)}</tr>
+          {params.map((name) => (
+            <tr key={`p-${name}`} className="compare-param">
+              <th scope="row">params.{name}</th>
+              {runs.map((r) => <td key={r.id}>{parameterValue(r, name, defaults)}</td>)}
+            </tr>
+          ))}
+          {keys.map((key) => (
+            <tr key={`m-${key}`} className="compare-metric">
+              <th scope="row">{key}</th>
+              {runs.map((r, i) => {
+                const value = lastValue(perRun[i].get(key));
+                return <td key={r.id}>{value === undefined ? "—" : formatNumber(value)}</td>;
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {keys.length === 0
+        ? <p className="muted">These runs reported no metrics (a task writes them to $MYAPP_OUTPUT_DIR/metrics.jsonl).</p>
+        : (
+          <div className="charts" aria-label="Metrics over steps">
+            {keys.map((key) => (
+              <figure key={key} className="chart">
+                <figcaption>{key}</figcaption>
+                <StepChart series={seriesPerRun(runs, perRun, key)} label={`${key} per run`} colorOf={replicaColor} />
+                <ul className="legend">
+                  {runs.map((r) => <li key={r.id}><span className="swatch" style={{ background: replicaColor(`run ${r.id}`) }} />
+                    run {r.id}</li>)}
+                </ul>
+              </figure>
+            ))}
+          </div>
+        )}
+    </section>
+  );
+}

@@ -1,0 +1,184 @@
+// The selected project's model registry (/ui/models): versions per model with stage, framework,
+// signature, metrics and the run that produced them; compare two versions; deploy one as a service
+// (a new one, or as a canary of the service already serving the model).
+import { useState } from "react";
+import { api, describeError, listAll } from "../../api";
+import { Dialog } from "../../components/Dialog";
+import { ErrorBanner, Loading, PageHeader, formatTime } from "../../components/ui";
+import { useAsync } from "../../lib/useAsync";
+import { Link, navigate } from "../../router";
+import { useProject } from "../../session";
+import type { InferenceService, ModelStage, ModelVersion } from "../../types";
+import { STAGES, byModel, compareMetrics, formatMetric, formatSignature, serviceName } from "./logic";
+import "./models.css";
+
+export default function ModelsPage() {
+  const project = useProject();
+  const versions = useAsync(() => listAll<ModelVersion>("model_version", { project_id: project.id }), [project.id]);
+  const services = useAsync(() => listAll<InferenceService>("inference_service", { project_id: project.id }),
+    [project.id]);
+  const [picked, setPicked] = useState<number[]>([]);
+  const [deploying, setDeploying] = useState<ModelVersion | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+  const writer = project.role === "developer" || project.role === "owner";
+  const all = versions.data ?? [];
+
+  const setStage = async (v: ModelVersion, stage: ModelStage) => {
+    setActionError(null);
+    try {
+      await api(`/api/v1/model_version/${v.id}`, { method: "PUT", body: { stage } });
+    } catch (err) {
+      setActionError(err);
+    }
+    versions.reload();
+  };
+  const toggle = (id: number) =>
+    setPicked((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now.slice(-1), id]));
+  const compared = picked.map((id) => all.find((v) => v.id === id)).filter((v): v is ModelVersion => !!v);
+
+  return (
+    <section className="models-page" aria-labelledby="models-title">
+      <PageHeader title={<span id="models-title">Models</span>} />
+      <ErrorBanner error={versions.error} />
+      <ErrorBanner error={actionError} />
+      {!versions.data ? (versions.loading && <Loading what="Loading models" />) : all.length === 0 ? (
+        <div className="panel muted">No model versions in {project.name} yet: a pipeline's model-register task,
+          <code> myapp model register</code> or the API adds them.</div>
+      ) : byModel(all).map(([name, list]) => (
+        <div key={name} className="panel model" data-model={name}>
+          <h2>{name}</h2>
+          <table className="data">
+            <thead>
+              <tr>
+                <th scope="col"><span className="visually-hidden">Compare</span></th>
+                <th scope="col">Version</th><th scope="col">Stage</th><th scope="col">Framework</th>
+                <th scope="col">Signature</th><th scope="col">Metrics</th><th scope="col">Run</th>
+                <th scope="col">Registered</th><th scope="col"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((v) => (
+                <tr key={v.id} data-version={v.version}>
+                  <td><input type="checkbox" aria-label={`Compare ${name} v${v.version}`} checked={picked.includes(v.id)}
+                    onChange={() => toggle(v.id)} /></td>
+                  <td><strong>v{v.version}</strong></td>
+                  <td>
+                    <select aria-label={`Stage of ${name} v${v.version}`} value={v.stage} disabled={!writer}
+                      onChange={(e) => void setStage(v, e.target.value as ModelStage)}>
+                      {STAGES.map((s) => <option key={s} value={s}>{s}</option>)}
+                    </select>
+                  </td>
+                  <td>{v.framework}</td>
+                  <td><code>{formatSignature(v)}</code></td>
+                  <td className="metrics">{Object.entries(v.metrics).map(([k, m]) => (
+                    <span key={k}>{k} {formatMetric(m)}</span>))}</td>
+                  <td>{v.run_id !== null ? <Link to={`/runs/${v.run_id}`}>run #{v.run_id}</Link>
+                    : <span className="muted">—</span>}</td>
+                  <td className="muted">{formatTime(v.created_at)}</td>
+                  <td><button type="button" disabled={!writer} aria-label={`Deploy ${name} v${v.version}`}
+                    onClick={() => setDeploying(v)}>Deploy</button></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ))}
+      {compared.length === 2 && <Comparison a={compared[0]} b={compared[1]} />}
+      {deploying && (
+        <DeployDialog version={deploying} services={(services.data ?? []).filter(
+          (s) => s.model_name === deploying.name && !s.deleting)} onClose={() => setDeploying(null)} />
+      )}
+    </section>
+  );
+}
+
+function Comparison({ a, b }: { a: ModelVersion; b: ModelVersion }) {
+  return (
+    <div className="panel" aria-label="Comparison">
+      <h2>{a.name} v{a.version} against {b.name} v{b.version}</h2>
+      <table className="data compare">
+        <thead><tr><th scope="col">Metric</th><th scope="col">v{a.version}</th><th scope="col">v{b.version}</th>
+          <th scope="col">Difference</th></tr></thead>
+        <tbody>
+          {compareMetrics(a, b).map((row) => (
+            <tr key={row.name}>
+              <td>{row.name}</td><td>{formatMetric(row.a)}</td><td>{formatMetric(row.b)}</td>
+              <td className={row.delta === null ? "" : row.delta >= 0 ? "up" : "down"}>
+                {row.delta === null ? "—" : `${row.delta >= 0 ? "+" : ""}${formatMetric(row.delta)}`}</td>
+            </tr>
+          ))}
+          <tr><td>framework</td><td>{a.framework}</td><td>{b.framework}</td><td /></tr>
+          <tr><td>signature</td><td>{formatSignature(a)}</td><td>{formatSignature(b)}</td><td /></tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function DeployDialog({ version, services, onClose }: { version: ModelVersion; services: InferenceService[];
+  onClose: () => void }) {
+  const project = useProject();
+  const [targetId, setTargetId] = useState(services[0]?.id);
+  const existing = services.find((s) => s.id === targetId);
+  const [mode, setMode] = useState<"new" | "canary">(existing ? "canary" : "new");
+  const [name, setName] = useState(serviceName(version.name));
+  const [weight, setWeight] = useState(10);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      if (mode === "new" || !existing) {
+        const made = await api<InferenceService>("/api/v1/inference_service/", { method: "POST",
+          body: { project_id: project.id, name, model_version_id: version.id } });
+        navigate(`/services?service=${made.id}`);
+      } else {
+        await api(`/api/v1/inference_service/${existing.id}/canary`, { method: "POST",
+          body: { version_id: version.id, weight } });
+        navigate(`/services?service=${existing.id}`);
+      }
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={`Deploy ${version.name} v${version.version}`} onClose={onClose}>
+      <form className="deploy-form" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
+        {existing && (
+          <fieldset>
+            <legend>How</legend>
+            <label><input type="radio" name="mode" checked={mode === "canary"} onChange={() => setMode("canary")} />
+              Canary on {services.length > 1 ? "a service of this model" : existing.name}</label>
+            <label><input type="radio" name="mode" checked={mode === "new"} onChange={() => setMode("new")} />
+              New service</label>
+          </fieldset>
+        )}
+        {mode === "canary" && services.length > 1 && (
+          <label>Service
+            <select aria-label="Service" value={targetId} onChange={(e) => setTargetId(Number(e.target.value))}>
+              {services.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+            </select>
+          </label>
+        )}
+        {mode === "new" || !existing ? (
+          <label>Service name
+            <input value={name} onChange={(e) => setName(e.target.value)} required pattern="[a-z]([a-z0-9\-]*[a-z0-9])?" />
+          </label>
+        ) : (
+          <label>Canary weight: {weight} %
+            <input type="range" min={0} max={100} value={weight} aria-label="Canary weight"
+              onChange={(e) => setWeight(Number(e.target.value))} />
+          </label>
+        )}
+        {error !== null && <p role="alert" className="error">{describeError(error)}</p>}
+        <footer className="dialog-actions">
+          <button type="button" onClick={onClose}>Cancel</button>
+          <button type="submit" className="primary" disabled={busy}>Deploy</button>
+        </footer>
+      </form>
+    </Dialog>
+  );
+}

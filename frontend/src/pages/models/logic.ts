@@ -1,0 +1,47 @@
+// Pure helpers of the Models page: versions grouped by model, two versions' metrics side by side.
+import type { ModelStage, ModelVersion } from "../../types";
+
+export const STAGES: ModelStage[] = ["none", "staging", "production", "archived"];
+
+/** Versions by model name (names sorted), newest version first within each. */
+export function byModel(versions: ModelVersion[]): [string, ModelVersion[]][] {
+  const groups = new Map<string, ModelVersion[]>();
+  for (const v of versions) groups.set(v.name, [...(groups.get(v.name) ?? []), v]);
+  return [...groups.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, list]) => [name, [...list].sort((x, y) => y.version - x.version)]);
+}
+
+export interface MetricRow {
+  name: string;
+  a: number | null;
+  b: number | null;
+  /** b - a, when both have the metric. */
+  delta: number | null;
+}
+
+/** Every metric of either version, sorted by name, with the difference b - a. */
+export function compareMetrics(a: ModelVersion, b: ModelVersion): MetricRow[] {
+  const names = [...new Set([...Object.keys(a.metrics), ...Object.keys(b.metrics)])].sort();
+  return names.map((name) => {
+    const left = a.metrics[name] ?? null;
+    const right = b.metrics[name] ?? null;
+    return { name, a: left, b: right, delta: left !== null && right !== null ? right - left : null };
+  });
+}
+
+export function formatMetric(value: number | null): string {
+  if (value === null) return "—";
+  return Math.abs(value) >= 100 ? value.toFixed(0) : value.toPrecision(4).replace(/\.?0+$/, "");
+}
+
+export function formatSignature(v: ModelVersion): string {
+  const shape = v.signature.shape;
+  if (!shape) return "—";
+  return `[${shape.map((d) => (d === null ? "n" : String(d))).join(", ")}] ${v.signature.dtype ?? ""}`.trim();
+}
+
+/** A service name suggested for a model (DNS label, at most 63 characters). */
+export function serviceName(model: string): string {
+  return model.toLowerCase().replace(/[^a-z0-9-]/g, "-").slice(0, 63).replace(/-+$/, "") || "model";
+}

@@ -1,0 +1,242 @@
+"""Notebooks: create, start, stop, delete (a worker acts: myapp/notebooks/lifecycle.py), and the
+member check the notebook proxy asks before every request (`GET /api/v1/notebook/authz`)."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from flask import current_app, jsonify, request
+from marshmallow import fields, validate
+
+from .. import reconcile_requests
+from ..errors import FieldError
+from ..extensions import db
+from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from ..models import (
+    Image,
+    ImageBuild,
+    JobTemplate,
+    Notebook,
+    NotebookIntent,
+    NotebookState,
+    Project,
+    ProjectRole,
+    Quota,
+    ResourceGroup,
+    ServiceState,
+    utcnow,
+)
+from ..notebooks import states as lifecycle
+from ..rendering import ArgumentError
+from ..rendering.kinds.notebook import url_prefix
+from ..rendering.quantity import parse_quantity, resolve_resources
+from .base import Ref, ResourceApi, bounded_int, query_args
+from .errors import ApiError, Forbidden, NotFound
+from .responses import INTEGER, STRING, TASK_LOGS, nullable, obj
+from .routing import on_commit, route
+from .scope import check_project, current_user
+
+PROXY_HEADER = "X-Myapp-Notebook-Proxy"
+MAX_LOG_LINES = 10_000
+PATH = re.compile(r"/notebook/(?P<project>[a-z0-9]([-a-z0-9]*[a-z0-9])?)/(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)(/.*)?")
+# Columns users see: the attempt's ref, the Jupyter token and the upstream address stay inside.
+COLUMNS = ("id", "project_id", "name", "image", "resources", "resource_group_id", "volume", "state", "reason",
+           "desired", "url", "started_at", "last_activity_at", "created_by_id", "created_at", "updated_at")
+AUTHZ = obj({"upstream": STRING, "token": STRING, "prefix": STRING, "notebook_id": INTEGER})
+
+
+def proxy_key() -> str:
+    """What the notebook proxy proves itself with: `myapp run` hands both sides a fresh one
+    (MYAPP_NOTEBOOK_PROXY_KEY), else it is derived from the secret key."""
+    configured = current_app.config.get("MYAPP_NOTEBOOK_PROXY_KEY")
+    if configured:
+        return str(configured)
+    return hmac.new(str(current_app.config["SECRET_KEY"]).encode(), b"myapp-notebook-proxy", hashlib.sha256).hexdigest()
+
+
+def enqueue(notebook_id: int) -> None:
+    celery = current_app.extensions["celery"]
+    celery.send_task("myapp.notebook_reconcile", args=[notebook_id], queue=reconcile_requests.ACTIONS_QUEUE)
+
+
+def release_notebooks(attempts: list[dict[str, Any]]) -> None:
+    """After a project's deletion: a worker stops each notebook it had (lifecycle.project_attempts)."""
+    celery = current_app.extensions["celery"]
+    for attempt in attempts:
+        celery.send_task("myapp.notebook_release", args=[attempt], queue=reconcile_requests.ACTIONS_QUEUE)
+
+
+class NotebookSchema(StrictSchema):
+    project_id = Int(1, required=True)
+    # The template's rule: at most 40 characters, so every name derived from it is a valid label.
+    name = fields.String(required=True, validate=validate.Regexp(
+        r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$",
+        error="must be a DNS label of at most 40 characters that starts with a letter"))
+    image = fields.String(required=True, validate=validate.Length(1, 512))
+    resources = fields.Nested(ResourcesSchema)
+    resource_group_id = Int(1, allow_none=True)
+    volume = DnsLabel(allow_none=True)
+
+
+class NotebookApi(ResourceApi):
+    resource_name = "notebook"
+    class_permission_name = "Notebook"
+    model = Notebook
+    schema = NotebookSchema
+    label = "notebook"
+    parent = ("project_id", Project)
+    refs = {"resource_group_id": Ref(ResourceGroup, "resource group", same_project=False)}
+    filters = ("project_id", "name", "state")
+    orders = ("id", "name")
+    immutable = ("name",)
+    columns = COLUMNS
+    output_fields = {"url": nullable(STRING)}
+
+    def present(self, obj: Notebook) -> dict[str, Any]:
+        out = super().present(obj)
+        if obj.url:  # where the browser opens it: the notebook proxy
+            out["url"] = current_app.config["MYAPP_NOTEBOOK_URL"] + obj.url
+        return out
+
+    def before_save(self, obj: Notebook, data: dict, creating: bool) -> None:
+        # A change applies from the next start (a running notebook keeps what it started with).
+        check_image(obj.image, obj.project_id)
+        check_resources(obj)
+        if creating:
+            obj.created_by_id = current_user().id
+            obj.state = NotebookState.PENDING
+            obj.desired = NotebookIntent.RUNNING
+            obj.attempt = 1
+            obj.reason = "waiting for a worker"
+            obj.requested_at = utcnow()
+
+    def after_create(self, obj: Notebook) -> None:
+        notebook_id = obj.id
+        on_commit(lambda: enqueue(notebook_id))
+
+    @route("/<int:pk>/start", methods=("POST",), permission="write", response="model",
+           summary="Start a stopped or failed notebook (a stopping one starts again once stopped; a running one "
+                   "is left as it is)")
+    def start(self, pk: int):
+        nb = self.load(pk, self.write_role)
+        if nb.desired == NotebookIntent.DELETED:
+            raise ApiError(f"notebook {nb.name} is being deleted", status=409)
+        check_image(nb.image, nb.project_id)
+        check_resources(nb)
+        lifecycle.request_start(nb)
+        db.session.flush()
+        on_commit(lambda: enqueue(pk))
+        return jsonify(self.present(nb))
+
+    @route("/<int:pk>/stop", methods=("POST",), permission="write", response="model",
+           summary="Stop a notebook (its work folder is kept)")
+    def stop(self, pk: int):
+        nb = self.load(pk, self.write_role)
+        if nb.desired == NotebookIntent.DELETED:
+            raise ApiError(f"notebook {nb.name} is being deleted", status=409)
+        lifecycle.request_stop(nb)
+        db.session.flush()
+        on_commit(lambda: enqueue(pk))
+        return jsonify(self.present(nb))
+
+    @route("/<int:pk>", methods=("DELETE",), permission="write",
+           summary="Delete a notebook: a worker stops it, removes its work folder, then its row",
+           response=obj({"message": STRING}))
+    def delete(self, pk: int):
+        nb = self.load(pk, self.write_role)
+        lifecycle.request_delete(nb)
+        db.session.flush()
+        on_commit(lambda: enqueue(pk))
+        return jsonify(message=f"notebook {pk} is being deleted")
+
+    @route("/<int:pk>/log", summary="JupyterLab's log: live while it runs, its last attempt's once stopped",
+           query={"limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"}, response=TASK_LOGS)
+    def log(self, pk: int):
+        from ..observation import line_json, read_notebook_lines
+
+        nb = self.load(pk)
+        limit = bounded_int(query_args({"limit"}), "limit", 1000, 1, MAX_LOG_LINES)
+        lines = read_notebook_lines(nb)
+        return jsonify(replicas=sorted({ln.replica for ln in lines}), items=[line_json(ln) for ln in lines][-limit:])
+
+    @route("/authz", summary="The notebook proxy's member check: may the caller open this notebook path?",
+           query={"path": "/notebook/<project>/<name>/..."}, response=AUTHZ)
+    def authz(self):
+        """For the notebook proxy only (it proves itself with a key): 200 with where the notebook
+        answers and its token when the caller is a developer of its project and it runs; 401 without
+        a session, 404 when the caller cannot see it, 403 for a viewer, 409 when it is not running."""
+        given = request.headers.get(PROXY_HEADER, "")
+        if not hmac.compare_digest(given.encode(), proxy_key().encode()):
+            raise Forbidden("only the notebook proxy may ask")
+        match = PATH.fullmatch(request.args.get("path", ""))
+        if match is None:
+            raise FieldError("path", "must be /notebook/<project>/<name>/...")
+        project = db.session.scalar(sa.select(Project).filter_by(name=match["project"]))
+        missing = NotFound("notebook", f"{match['project']}/{match['name']}")
+        if project is None:
+            raise missing
+        check_project(project.id, ProjectRole.DEVELOPER, missing)  # running code in it is a developer's right
+        nb = db.session.scalar(sa.select(Notebook).filter_by(project_id=project.id, name=match["name"]))
+        if nb is None:
+            raise missing
+        token = (nb.job or {}).get("token")
+        if nb.state not in lifecycle.SERVING or not nb.upstream or not token:
+            raise ApiError(f"notebook {nb.name} is {nb.state.value}" + (f": {nb.reason}" if nb.reason else ""),
+                           status=409)
+        return jsonify(upstream=nb.upstream, token=token, prefix=url_prefix(project.name, nb.name),
+                       notebook_id=nb.id)
+
+
+def check_image(image: str, project_id: int) -> None:
+    """A notebook's image ("repository:tag") is in the catalog, shared or its project's own, or being
+    built for its project (the notebook waits `pulling`); FieldError names `image`."""
+    repository, _, tag = image.rpartition(":")
+    if repository and image_known(repository, tag, project_id):
+        return
+    raise FieldError("image", f"image {image!r} is not in the catalog (give repository:tag of a registered "
+                              "image, or build one)")
+
+
+def image_known(repository: str, tag: str, project_id: int) -> bool:
+    registered = sa.select(Image.id).where(Image.repository == repository, Image.tag == tag,
+                                           sa.or_(Image.project_id.is_(None), Image.project_id == project_id))
+    building = sa.select(ImageBuild.id).where(
+        ImageBuild.project_id == project_id, ImageBuild.repository == repository, ImageBuild.tag == tag,
+        ImageBuild.state.in_((ServiceState.PENDING, ServiceState.RUNNING)))
+    return db.session.scalar(registered.limit(1)) is not None or db.session.scalar(building.limit(1)) is not None
+
+
+def check_resources(nb: Notebook) -> None:
+    """Resources within the notebook template's maximum and the project's quota in its group."""
+    template = db.session.scalar(sa.select(JobTemplate).filter_by(name=lifecycle.TEMPLATE)
+                                 .order_by(JobTemplate.id.desc()).limit(1))
+    if template is None:
+        return  # no catalog yet (`myapp init` registers it): the worker's start fails saying so
+    try:
+        wanted = resolve_resources(template.default_resources, template.max_resources, nb.resources or None)
+    except ArgumentError as exc:
+        field = exc.field if exc.field.startswith("resources") else f"resources.{exc.field}"
+        raise FieldError(field, exc.reason) from None
+    if nb.resource_group_id is None:
+        return
+    quota = db.session.scalar(sa.select(Quota).filter_by(project_id=nb.project_id,
+                                                         resource_group_id=nb.resource_group_id))
+    if quota is None:
+        return
+    asked = {"cpu": parse_quantity(wanted.cpu) * 1000, "memory": parse_quantity(wanted.memory), "gpu": wanted.gpu}
+    limits = {"cpu": quota.cpu_millicores, "memory": quota.memory_bytes, "gpu": quota.gpus}
+    for key, amount in asked.items():
+        if amount > limits[key]:
+            raise FieldError(f"resources.{key}", f"{_shown(key, amount)} is over the project's quota in this "
+                                                 f"resource group ({_shown(key, limits[key])})")
+
+
+def _shown(key: str, amount: Any) -> str:
+    if key == "cpu":
+        return f"{float(amount) / 1000:g} CPU"
+    if key == "memory":
+        return f"{float(amount) / 2**30:g} GiB"
+    return f"{int(amount)} GPU(s)"

@@ -1,0 +1,376 @@
+"""Model registry and inference services (issue 15): the versions of a project's models, the services
+that serve them, and the stable URL ``/serving/<project>/<service>/...`` in front of each service.
+
+The web stores intent (the split, the shadow, replicas, deletion) and enqueues
+``myapp.reconcile_service``; the worker's serving controller (myapp/serving/controller.py) makes it
+so. Bad input answers 400/404 naming the field and changes nothing, so the traffic stays as it was.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import sqlalchemy as sa
+from flask import current_app, jsonify, request
+from flask_appbuilder.api import BaseApi
+from marshmallow import ValidationError, fields, validate, validates_schema
+
+from ..errors import FieldError
+from ..extensions import db
+from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from ..models import (
+    InferenceService,
+    ModelStage,
+    ModelVersion,
+    PipelineRun,
+    Project,
+    ProjectRole,
+    ServiceState,
+    TaskRun,
+)
+from ..serving import traffic as split
+from ..serving.router_client import RouterUnavailable, control, forward, router_token
+from . import pipelines
+from .base import Ref, ResourceApi, query_args
+from .errors import ApiError, NotFound
+from .responses import INTEGER, MESSAGE, NUMBER, STRING, array, component, nullable, obj
+from .routing import json_body, on_commit, route
+from .scope import check_project
+
+FRAMEWORKS = ["sklearn", "pytorch", "torchscript", "onnx", "tensorflow", "xgboost", "custom"]
+DTYPES = ["float32", "float64", "int32", "int64", "string"]
+
+
+def release_services(items: list[dict[str, Any]]) -> None:
+    """After a project's deletion: a worker stops each service's servers (myapp/serving/release.py)."""
+    for item in items:
+        pipelines.enqueue("myapp.serving_release", item)
+
+
+# ---- model versions ---------------------------------------------------------------------------------
+
+class SignatureSchema(StrictSchema):
+    shape = fields.List(fields.Integer(strict=True, allow_none=True, validate=validate.Range(1, 1_000_000)),
+                        validate=validate.Length(1, 8))
+    dtype = fields.String(validate=validate.OneOf(DTYPES))
+
+
+class ModelFileSchema(StrictSchema):
+    path = fields.String(required=True, validate=validate.Length(1, 1024))
+    size = Int(0)
+
+
+class ModelVersionSchema(StrictSchema):
+    project_id = Int(1, required=True)
+    name = DnsLabel(required=True)
+    version = Int(1)
+    uri = fields.String(required=True, validate=validate.Length(1, 2048))
+    framework = fields.String(validate=validate.OneOf(FRAMEWORKS))
+    metrics = fields.Dict(keys=fields.String(validate=validate.Length(1, 128)), values=fields.Float())
+    task_run_id = Int(1, allow_none=True)
+    stage = fields.String(validate=validate.OneOf([s.value for s in ModelStage]))
+    signature = fields.Nested(SignatureSchema)
+    files = fields.List(fields.Nested(ModelFileSchema), validate=validate.Length(0, 1000))
+    description = fields.String(validate=validate.Length(0, 2000))
+    image = fields.String(allow_none=True, validate=validate.Length(1, 512))
+
+
+LINEAGE = {"run_id": nullable(INTEGER), "pipeline_id": nullable(INTEGER)}
+
+
+class ModelVersionApi(ResourceApi):
+    resource_name = "model_version"
+    class_permission_name = "ModelVersion"
+    model = ModelVersion
+    schema = ModelVersionSchema
+    label = "model version"
+    parent = ("project_id", Project)
+    refs = {"task_run_id": Ref(TaskRun, "task run")}
+    filters = ("project_id", "name", "stage", "framework")
+    orders = ("id", "name", "version")
+    immutable = ("name", "version", "uri", "framework", "task_run_id")
+    output_fields = LINEAGE
+
+    def present(self, obj: Any) -> dict[str, Any]:
+        """The columns, and the lineage: the run (and its pipeline) whose task registered it."""
+        out = super().present(obj)
+        out["run_id"] = out["pipeline_id"] = None
+        if obj.task_run_id is not None:
+            row = db.session.execute(sa.select(TaskRun.pipeline_run_id, PipelineRun.pipeline_id)
+                                     .join(PipelineRun, PipelineRun.id == TaskRun.pipeline_run_id)
+                                     .where(TaskRun.id == obj.task_run_id)).first()
+            if row is not None:
+                out["run_id"], out["pipeline_id"] = row
+        return out
+
+    def before_save(self, obj: ModelVersion, data: dict, creating: bool) -> None:
+        if "stage" in data:
+            obj.stage = ModelStage(data["stage"])
+        if creating and obj.version is None:
+            latest = db.session.scalar(
+                sa.select(sa.func.max(ModelVersion.version)).filter_by(project_id=obj.project_id, name=obj.name)
+            )
+            obj.version = (latest or 0) + 1
+        if obj.stage == ModelStage.PRODUCTION and "stage" in data:
+            # One production version per model: the one it replaces is archived.
+            db.session.execute(sa.update(ModelVersion).where(
+                ModelVersion.project_id == obj.project_id, ModelVersion.name == obj.name,
+                ModelVersion.stage == ModelStage.PRODUCTION, ModelVersion.id != obj.id,
+            ).values(stage=ModelStage.ARCHIVED).execution_options(synchronize_session=False))
+
+    def before_delete(self, obj: ModelVersion) -> None:
+        services = db.session.scalars(sa.select(InferenceService).where(
+            InferenceService.project_id == obj.project_id)).all()
+        using = [s.name for s in services if obj.id in split.wanted_versions(s.traffic, s.shadow_version_id)
+                 or s.model_version_id == obj.id]
+        if using:
+            raise ApiError(f"model version {obj.id} is served by {', '.join(sorted(using))}: change or delete "
+                           "those services first", status=409)
+
+
+# ---- inference services -----------------------------------------------------------------------------
+
+class InferenceServiceSchema(StrictSchema):
+    project_id = Int(1, required=True)
+    name = DnsLabel(required=True)
+    model_version_id = Int(1, required=True)
+    min_replicas = Int(0, 100)
+    max_replicas = Int(1, 100)
+    resources = fields.Nested(ResourcesSchema)
+    traffic = fields.Dict(keys=fields.String(), values=fields.Raw())
+    shadow_version_id = Int(1, allow_none=True)
+    mirror_percent = Int(0, 100)
+    autoscale_metric = fields.String(validate=validate.OneOf(["cpu", "gpu", "rps"]))
+    autoscale_target = Int(1, 100_000)
+
+    @validates_schema
+    def replicas_in_order(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("min_replicas", 1) > data.get("max_replicas", max(1, data.get("min_replicas", 1))):
+            raise ValidationError("must be at least min_replicas", "max_replicas")
+
+
+class CanarySchema(StrictSchema):
+    version_id = Int(1, required=True)
+    weight = Int(0, 100, required=True)
+
+
+class PromoteSchema(StrictSchema):
+    version_id = Int(1, allow_none=True)
+
+
+class EmptySchema(StrictSchema):
+    pass
+
+
+SERVICE_OUT = {"endpoint": STRING, "model_name": nullable(STRING)}
+VERSION_FIGURES = obj({"requests": INTEGER, "errors": INTEGER, "rps": NUMBER, "p50": nullable(NUMBER),
+                       "p95": nullable(NUMBER), "p99": nullable(NUMBER)})
+POINT = obj({"t": INTEGER, "n": INTEGER, "errors": INTEGER, "p50": nullable(NUMBER), "p95": nullable(NUMBER),
+             "p99": nullable(NUMBER)})
+SERVICE_METRICS = component("ServiceMetrics", obj({
+    "window": INTEGER, "versions": {"type": "object", "additionalProperties": VERSION_FIGURES},
+    "series": {"type": "object", "additionalProperties": array(POINT)}}))
+SERVICE_LOGS = component("ServiceLogs", obj({"items": array(obj({
+    "time": NUMBER, "version": STRING, "status": INTEGER, "ms": NUMBER, "request": STRING, "response": STRING}))}))
+
+
+class InferenceServiceApi(ResourceApi):
+    resource_name = "inference_service"
+    class_permission_name = "InferenceService"
+    model = InferenceService
+    schema = InferenceServiceSchema
+    label = "inference service"
+    parent = ("project_id", Project)
+    refs = {"model_version_id": Ref(ModelVersion, "model version"),
+            "shadow_version_id": Ref(ModelVersion, "model version")}
+    filters = ("project_id", "name", "state")
+    orders = ("id", "name")
+    immutable = ("name", "model_version_id")
+    output_fields = SERVICE_OUT
+
+    def present(self, obj: Any) -> dict[str, Any]:
+        out = super().present(obj)
+        project = db.session.get(Project, obj.project_id)
+        out["endpoint"] = f"/serving/{project.name}/{obj.name}/" if project else ""
+        out["model_name"] = self._model(obj) or None
+        return out
+
+    # ---- intent ------------------------------------------------------------------------------
+    def _versions(self, ids: set[int]) -> dict[int, split.VersionInfo | None]:
+        rows = db.session.execute(sa.select(ModelVersion.id, ModelVersion.project_id, ModelVersion.name,
+                                            ModelVersion.version).where(ModelVersion.id.in_(ids))).all()
+        found = {r.id: split.VersionInfo(r.id, r.project_id, r.name, r.version) for r in rows}
+        return {i: found.get(i) for i in ids}
+
+    def _model(self, obj: InferenceService) -> str:
+        return db.session.scalar(sa.select(ModelVersion.name).where(ModelVersion.id == obj.model_version_id)) or ""
+
+    def before_save(self, obj: InferenceService, data: dict, creating: bool) -> None:
+        model = self._model(obj)
+        if "traffic" in data or creating:
+            given = data.get("traffic") or {str(obj.model_version_id): 100}
+            ids = {int(k) for k in given if str(k).isdigit()}
+            obj.traffic = split.check_split(given, self._versions(ids), obj.project_id, model)
+            if str(obj.model_version_id) not in obj.traffic:
+                raise FieldError("traffic", f"must include the stable version {obj.model_version_id} "
+                                            "(promote a canary to replace it)")
+        if obj.shadow_version_id is not None and "shadow_version_id" in data:
+            info = self._versions({obj.shadow_version_id})[obj.shadow_version_id]
+            split.check_version("shadow_version_id", obj.shadow_version_id, info, obj.project_id, model)
+        self._changed(obj)
+
+    def _changed(self, obj: InferenceService) -> None:
+        """A new desired state: the worker looks at it now."""
+        if obj.deleting:
+            raise ApiError(f"inference service {obj.id} is being deleted", status=409)
+        obj.generation = (obj.generation or 0) + 1
+        obj.next_check_at = None
+        # Pending until a worker's pass has made it so (the traffic flows as before meanwhile).
+        obj.state = ServiceState.PENDING
+        obj.reason = "waiting for a worker to apply the change"
+        db.session.flush()
+        service_id = obj.id
+        on_commit(lambda: pipelines.enqueue("myapp.reconcile_service", service_id))
+
+    def _set_traffic(self, obj: InferenceService, move: Any) -> Any:
+        move(obj)
+        obj.traffic = split.check_split(obj.traffic, self._versions({int(k) for k in obj.traffic}), obj.project_id,
+                                        self._model(obj))
+        self._changed(obj)
+        return jsonify(self.present(obj))
+
+    @route("/<int:pk>/canary", methods=("POST",), permission="write", body=CanarySchema, response="model",
+           summary="Roll a version out as a canary: weight % of the traffic, the rest to the stable version")
+    def canary(self, pk: int):
+        obj = self.load(pk, ProjectRole.DEVELOPER)  # first: another project's service is 404 whatever the body
+        data = CanarySchema().load(json_body())
+
+        def move(obj: InferenceService) -> None:
+            info = self._versions({data["version_id"]})[data["version_id"]]
+            split.check_version("version_id", data["version_id"], info, obj.project_id, self._model(obj))
+            obj.traffic = split.canary(obj.model_version_id, data["version_id"], data["weight"])
+        return self._set_traffic(obj, move)
+
+    @route("/<int:pk>/promote", methods=("POST",), permission="write", body=PromoteSchema, response="model",
+           summary="Make the canary the stable version with all the traffic")
+    def promote(self, pk: int):
+        obj = self.load(pk, ProjectRole.DEVELOPER)
+        data = PromoteSchema().load(json_body())
+
+        def move(obj: InferenceService) -> None:
+            obj.model_version_id, obj.traffic = split.promote(obj.traffic, obj.model_version_id, data.get("version_id"))
+        return self._set_traffic(obj, move)
+
+    @route("/<int:pk>/rollback", methods=("POST",), permission="write", body=EmptySchema, response="model",
+           summary="Send all the traffic back to the stable version (the canary's server stops)")
+    def rollback(self, pk: int):
+        obj = self.load(pk, ProjectRole.DEVELOPER)
+        EmptySchema().load(json_body())
+
+        def move(obj: InferenceService) -> None:
+            obj.traffic = split.rollback(obj.traffic, obj.model_version_id)
+        return self._set_traffic(obj, move)
+
+    @route("/<int:pk>", methods=("DELETE",), permission="write", response=MESSAGE,
+           summary="Delete: the worker stops every server of the service, then removes it")
+    def delete(self, pk: int):
+        obj = self.load(pk, self.write_role)
+        if not obj.deleting:
+            self._changed(obj)
+            obj.deleting = True
+        return jsonify(message=f"inference service {pk} is being deleted")
+
+    # ---- what the router saw ---------------------------------------------------------------------
+    def _router(self, pk: int) -> tuple[str, str] | None:
+        """The local router's URL and token; None while it runs nowhere (not yet, or on Kubernetes,
+        where Prometheus has the figures): the answers are then empty, as for a service nobody called."""
+        obj = self.load(pk)
+        if not obj.url or not obj.url.startswith("http://127.0.0.1:"):
+            return None
+        return obj.url, router_token(current_app.config["SECRET_KEY"], obj.id)
+
+    @route("/<int:pk>/metrics", summary="Requests/s, latency p50/p95/p99 and errors per version, per second",
+           query={"window": "seconds back, 10..900 (default 300)"}, response=SERVICE_METRICS)
+    def metrics(self, pk: int):
+        args = query_args({"window"})
+        window = args.get("window", "300")
+        if not window.isdigit() or not 10 <= int(window) <= 900:
+            raise FieldError("window", "must be a whole number of seconds from 10 to 900")
+        router = self._router(pk)
+        try:
+            if router is not None:
+                return jsonify(control(*router, "GET", f"/_router/stats?window={int(window)}"))
+        except RouterUnavailable:
+            pass  # restarting: its figures are gone with it
+        return jsonify(window=int(window), versions={}, series={})
+
+    @route("/<int:pk>/logs", summary="Sampled request logs (every error, one in ten of the rest), newest first",
+           query={"q": "text the entry contains", "limit": "at most this many (1..500, default 100)"},
+           response=SERVICE_LOGS)
+    def request_logs(self, pk: int):
+        args = query_args({"q", "limit"})
+        limit = args.get("limit", "100")
+        if not limit.isdigit() or not 1 <= int(limit) <= 500:
+            raise FieldError("limit", "must be a whole number from 1 to 500")
+        router = self._router(pk)
+        try:
+            if router is not None:
+                query = urlencode({"q": args.get("q", ""), "limit": limit})
+                return jsonify(control(*router, "GET", f"/_router/logs?{query}"))
+        except RouterUnavailable:
+            pass
+        return jsonify(items=[])
+
+
+# ---- the stable URL -----------------------------------------------------------------------------------
+
+PASSED_HEADERS = ("Content-Type", "Accept")
+
+
+class ServingProxyApi(BaseApi):
+    """``/serving/<project>/<service>/<path>``: any member of the project (a person's token or session,
+    or a run token of the project) reaches the service's router, which answers with
+    ``X-Model-Version``. Not in the OpenAPI spec (it is the model's API, not the platform's);
+    tests/serving/test_api.py walks its permissions."""
+
+    route_base = "/serving"
+    class_permission_name = "InferenceService"
+    allow_browser_login = True
+    csrf_exempt = True  # routing.check_csrf does it, for session callers only
+
+    def add_api_spec(self, api_spec: Any) -> None:
+        pass
+
+    @route("/<project>/<service>/", methods=("GET", "POST"), permission="read")
+    def root(self, project: str, service: str):
+        return self._forward(project, service, "")
+
+    @route("/<project>/<service>/<path:rest>", methods=("GET", "POST"), permission="read")
+    def path(self, project: str, service: str, rest: str):
+        return self._forward(project, service, rest)
+
+    def _forward(self, project_name: str, service_name: str, rest: str):
+        row = db.session.execute(sa.select(InferenceService.id, InferenceService.url, InferenceService.project_id)
+                                 .join(Project, Project.id == InferenceService.project_id)
+                                 .where(Project.name == project_name, InferenceService.name == service_name,
+                                        InferenceService.deleting.is_(False))).first()
+        missing = NotFound("inference service", f"{project_name}/{service_name}")
+        if row is None:
+            raise missing
+        check_project(row.project_id, ProjectRole.VIEWER, missing)
+        db.session.rollback()  # nothing to write: do not hold a transaction while the model answers
+        if not row.url or not row.url.startswith("http://"):
+            raise ApiError(f"inference service {service_name} is not answering yet", status=503)
+        headers = {h: request.headers[h] for h in PASSED_HEADERS if h in request.headers}
+        query = ("?" + request.query_string.decode("latin-1")) if request.query_string else ""
+        try:
+            answer = forward(row.url, router_token(current_app.config["SECRET_KEY"], row.id), request.method,
+                             f"/{rest}{query}", request.get_data(), headers)
+        except RouterUnavailable as exc:
+            raise ApiError(str(exc), status=503) from None
+        response = current_app.response_class(answer.data, status=answer.status,
+                                               content_type=answer.headers.get("Content-Type", "application/json"))
+        version = answer.headers.get("X-Model-Version")
+        if version:
+            response.headers["X-Model-Version"] = version
+        return response

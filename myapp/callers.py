@@ -1,0 +1,140 @@
+"""Who is asking, resolved once per web process and kept while it holds: a user with their roles and
+groups, and their token cut-off (myapp.logins). Every authenticated request needs both; reading them
+from SQL cost two queries and a few ORM objects per request.
+
+A kept snapshot is used only while its generation is the current one: a random value per user (and one
+for everyone) in the shared cache (`myapp.extensions.cache`: Redis, or the instance folder's cache when
+embedded), which every process reads on each request. A commit that changed a user row (roles, groups,
+active, password, login stats), a token cut-off (password change or reset, lockout) or any role or group
+sets a new generation right after it commits (`_publish`), so no process uses the old snapshot for its
+next request. A snapshot is loaded only after its generation was read, so one loaded before a change is
+always filed under the older generation. MAX_AGE bounds a snapshot's life even if a generation were lost.
+Logout is not cached: the cookie's session row is checked on every request (`logins.session_valid`);
+memberships have their own cache (`api.scope.memberships`).
+
+The snapshot's user is detached from any session with everything the request path reads loaded; it is
+shared by the requests of a process and must not be modified or added to a session (code that changes a
+user loads it: `db.session.get(User, id)`). Changes are seen through the ORM's flushes: a Core statement
+on `ab_user` or `ab_user_role` would not be (there is none).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from flask import g, has_app_context
+from flask_appbuilder.security.sqla.models import Group, Role, User
+from sqlalchemy.orm import Session, joinedload, selectinload
+
+from .extensions import cache, db
+from .models import TokenCutoff
+
+MAX_AGE = 60.0  # seconds a snapshot is kept at most
+GENERATION_TTL = 86_400  # seconds; an expired generation is replaced by a new one (a reload, nothing worse)
+EVERYONE = "*"
+_CHANGED = "myapp_callers_changed"
+
+
+@dataclass(frozen=True)
+class Caller:
+    user: Any  # the detached User, roles and groups (with their roles) loaded
+    cutoff: float | None  # tokens issued before this (epoch seconds) are refused
+
+
+_kept: dict[int, tuple[tuple[str, str], float, Caller | None]] = {}  # user id -> (generation, made at, snapshot)
+_lock = threading.Lock()
+
+
+def _key(who: int | str) -> str:
+    return f"caller:{who}"
+
+
+def _generation(user_id: int) -> tuple[str, str] | None:
+    """The current generations of this user and of everyone; created when missing. None when the shared
+    cache keeps nothing (then nothing is kept here either)."""
+    keys = (_key(user_id), _key(EVERYONE))
+    values = list(cache.get_many(*keys))
+    for i, key in enumerate(keys):
+        if values[i] is None:
+            cache.add(key, secrets.token_hex(8), timeout=GENERATION_TTL)
+            values[i] = cache.get(key)
+    return (values[0], values[1]) if all(isinstance(v, str) for v in values) else None
+
+
+def _load(user_id: int) -> Caller | None:
+    """From SQL, in a session of its own, closed without expiring what it loaded (close() detaches; the
+    request's session would expire its objects on commit and rollback)."""
+    with Session(db.engine, expire_on_commit=False) as session:
+        user = session.get(User, user_id, options=[joinedload(User.roles),
+                                                   selectinload(User.groups).selectinload(Group.roles)])
+        cutoff = session.scalar(sa.select(TokenCutoff.not_before).where(TokenCutoff.user_id == user_id))
+    if user is None:
+        return None
+    if cutoff is not None and cutoff.tzinfo is None:  # SQLite hands back naive datetimes; all is stored in UTC
+        cutoff = cutoff.replace(tzinfo=dt.UTC)
+    return Caller(user, cutoff.timestamp() if cutoff is not None else None)
+
+
+def caller(user_id: int) -> Caller | None:
+    """The user and their cut-off (None: no such user); once per request, from the process's snapshot
+    while its generation is current."""
+    memo = g.setdefault("_myapp_callers", {})
+    if user_id in memo:
+        return memo[user_id]
+    generation = _generation(user_id)
+    kept = _kept.get(user_id)
+    if generation is not None and kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MAX_AGE:
+        found = kept[2]
+    else:
+        found = _load(user_id)
+        if generation is not None:
+            with _lock:
+                _kept[user_id] = (generation, time.monotonic(), found)
+    memo[user_id] = found
+    return found
+
+
+def is_kept(user: Any) -> bool:
+    """Is this a snapshot's user (detached on purpose, complete: FAB must not load it again)?"""
+    memo: dict[int, Caller | None] = (g.get("_myapp_callers") if has_app_context() else None) or {}
+    target = user._get_current_object() if hasattr(user, "_get_current_object") else user  # flask_login's proxy
+    return any(c is not None and c.user is target for c in memo.values())
+
+
+# ---- invalidation -------------------------------------------------------------------------------------
+def _collect(session: Session, _flush_context: Any) -> None:
+    """After a flush (the pre-flush lists are still there): whose snapshots this transaction changes."""
+    changed = session.info.setdefault(_CHANGED, set())
+    for obj in (*session.new, *session.dirty, *session.deleted):
+        if isinstance(obj, User):
+            changed.add(obj.id)
+        elif isinstance(obj, TokenCutoff):
+            changed.add(obj.user_id)
+        elif isinstance(obj, Role | Group):
+            changed.add(EVERYONE)
+
+
+def _publish(session: Session) -> None:
+    """After the commit: new generations, so every process loads those users again."""
+    changed = session.info.pop(_CHANGED, None)
+    if changed and has_app_context():
+        for who in changed:
+            if who is not None:
+                cache.set(_key(who), secrets.token_hex(8), timeout=GENERATION_TTL)
+        with _lock:
+            if EVERYONE in changed:
+                _kept.clear()
+            for who in changed:
+                _kept.pop(who, None)
+
+
+def install() -> None:
+    """Once per process: every session's commits publish what they changed."""
+    if not sa.event.contains(Session, "after_flush", _collect):
+        sa.event.listen(Session, "after_flush", _collect)
+        sa.event.listen(Session, "after_commit", _publish)

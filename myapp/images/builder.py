@@ -1,0 +1,146 @@
+"""Build a local Python environment from a package list, sandboxed like a job.
+
+``python -m venv`` and ``pip install`` run inside the job sandbox (myapp/backends/local/sandbox.py)
+as the project's unprivileged uid: a package's setup code sees neither MYAPP_HOME nor the platform's
+environment. The network is the host's (pip needs the package index); nothing else of the host is
+writable but the environment's own folder. Once pip succeeded the platform takes the folder back (its
+owner, read-only for everyone else) and writes the marker that makes it complete: a build killed
+half-way leaves no environment that ``find`` would hand out, and the next build starts it over.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..backends.local import sandbox
+from ..environments import MARKER, Environment, content_hash, find, python_version
+
+# The platform's settings that say where the package index is and how to reach it; nothing else of
+# its environment (database URL, secret key) reaches a build.
+PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT", "PIP_DEFAULT_TIMEOUT",
+           "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+           "SSL_CERT_FILE", "SSL_CERT_DIR", "LANG", "LC_ALL")
+DEFAULT_TIMEOUT = 1800.0
+Emit = Callable[[str], None]
+
+
+class BuildError(Exception):
+    """The build failed; the message says why (pip's own words: the tail of its output)."""
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def build_environment(root: Path, base_image: str | None, packages: list[str], namespace: str, emit: Emit, *,
+                      uids_table: Path, isolation: sandbox.Isolation | None = None,
+                      timeout: float = DEFAULT_TIMEOUT) -> tuple[Environment, bool]:
+    """The environment of this content: found (cached=True) or built now. BuildError says why not."""
+    root = Path(root)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    env_hash = content_hash(base_image, packages)
+    with _locked(root / f".{env_hash}.lock"):
+        found = find(root, env_hash)
+        if found is not None:
+            emit(f"environment {env_hash} is already built for this content: reused from the cache")
+            return found, True
+        isolation = isolation or sandbox.detect()
+        if isolation.mode == sandbox.UNAVAILABLE:
+            raise BuildError(isolation.reason)
+        path = root / env_hash
+        shutil.rmtree(path, ignore_errors=True)  # a build that did not finish
+        path.mkdir(mode=0o755)
+        uids_table.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        uid = sandbox.project_uid(uids_table, namespace) if isolation.mode == sandbox.UID else None
+        if uid is not None:
+            os.chown(path, uid, uid)
+        try:
+            runner = _Runner(isolation, uid, root, path, emit, time.monotonic() + timeout)
+            emit(f"building environment {env_hash}: Python {python_version()}, {len(packages)} package(s), "
+                 f"{'sandboxed' if isolation.sandboxed else 'NOT sandboxed'} ({isolation.mode})")
+            runner.run("create the environment", [sys.executable, "-m", "venv", "--without-pip", str(path)])
+            if packages:
+                runner.run("pip install", [sys.executable, "-m", "pip", "--python", str(path / "bin" / "python"),
+                                           "install", "--no-input", "--disable-pip-version-check",
+                                           "--progress-bar", "off", *packages])
+            _take_back(path)
+            (path / MARKER).write_text(json.dumps({"hash": env_hash, "base_image": base_image,
+                                                   "packages": packages, "python": python_version()}))
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
+        emit(f"environment {env_hash} is ready")
+        return Environment(env_hash, path), False
+
+
+def _take_back(path: Path) -> None:
+    """The platform owns the finished environment; jobs read it (bound read-only), nobody else writes."""
+    uid, gid = os.geteuid(), os.getegid()
+    for folder, dirs, files in os.walk(path):
+        for name in [*dirs, *files, None]:
+            target = os.path.join(folder, name) if name else folder
+            os.lchown(target, uid, gid)
+            if not os.path.islink(target):
+                mode = os.lstat(target).st_mode & 0o7777
+                os.chmod(target, (mode | 0o444 | (0o111 if mode & 0o100 else 0)) & ~0o7022)
+
+
+class _Runner:
+    """Runs one step of a build (in the sandbox when there is one), its output into the log."""
+
+    def __init__(self, isolation: sandbox.Isolation, uid: int | None, root: Path, path: Path, emit: Emit,
+                 deadline: float) -> None:
+        self.isolation, self.emit, self.deadline, self.path = isolation, emit, deadline, path
+        self.config = None
+        if isolation.sandboxed:
+            etc = sandbox.etc_files(root / ".etc", uid, ["image-build"])
+            self.config = sandbox.plan(isolation, uid=uid, cwd=path, data_dir=path,
+                                       read_only=sandbox.python_roots(sys.executable),
+                                       hidden=[root.parent, root], etc=etc)
+        self.env = {k: v for k, v in os.environ.items() if k in PIP_ENV}
+        self.env.update(PATH=f"{path / 'bin'}:/usr/local/bin:/usr/bin:/bin", **sandbox.job_env(isolation.mode))
+        self.env.setdefault("HOME", os.environ.get("HOME", "/tmp"))
+
+    def run(self, step: str, argv: list[str]) -> None:
+        command = sandbox.wrap(self.config, argv, "image-build", gpus=False) if self.config else argv
+        remaining = self.deadline - time.monotonic()
+        proc = subprocess.Popen(command, env=self.env, cwd=self.path, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                                start_new_session=True)
+        timer = threading.Timer(max(remaining, 0.0), _kill, [proc])
+        timer.start()
+        tail: list[str] = []
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.emit(line)
+                if line.strip():
+                    tail = [*tail[-11:], line.rstrip()]
+            code = proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                _kill(proc)
+        if time.monotonic() >= self.deadline:
+            raise BuildError(f"{step} did not finish in time (MYAPP_ENV_BUILD_TIMEOUT)")
+        if code != 0:
+            raise BuildError(f"{step} failed (exit code {code}):\n" + "\n".join(tail))
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:
+        pass

@@ -1,0 +1,250 @@
+"""The worker's side of an image build (Celery task ``myapp.build_image``): build, log, register.
+
+Where it builds: a build whose resource group is on a Kubernetes cluster runs a Kaniko Job there
+(``kaniko.py``); every other build makes a local Python environment (``builder.py``). Either way the
+log goes to the build's file (``logs.py``), the state and reason to its row, and a success registers
+the image in the catalog for the project (an ``Image`` row; locally also the environment that image
+stands for, ``myapp.environments.register``). Safe to run again for the same build: a finished build
+is left alone, a Kaniko Job already submitted is adopted.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import sys
+import time
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from flask import current_app
+
+from .. import environments
+from ..backends import Backend, BackendError, JobRef, JobState
+from ..backends.registry import backend_for_group, local_workdir, log_archive
+from ..extensions import db
+from ..models import (
+    BuildSource,
+    Cluster,
+    ClusterKind,
+    Image,
+    ImageBuild,
+    JobTemplate,
+    Notebook,
+    Project,
+    ResourceGroup,
+    ServiceState,
+    utcnow,
+)
+from ..rendering import RenderError
+from ..task_manifests import group_spec, template_data
+from . import kaniko
+from .builder import BuildError, build_environment
+from .dockerfile import dockerfile_for
+from .logs import LogWriter, log_path
+
+NO_ENGINE = "no container engine: build this on Kubernetes, or use a package list"
+NO_APT = ("apt packages need a container engine: build this on Kubernetes (a resource group of a "
+          "Kubernetes cluster), or leave apt_packages empty for a local environment")
+TEMPLATE = "image-build"
+
+
+class Failed(Exception):
+    """The build cannot succeed; the message is its reason."""
+
+
+def drive(build_id: int, *, poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep) -> str | None:
+    build = db.session.get(ImageBuild, build_id)
+    if build is None or build.is_finished:
+        return None
+    log = LogWriter(log_path(current_app.config["INSTANCE_PATH"], build.id))
+    if build.state == ServiceState.PENDING:
+        build.state, build.started_at, build.reason = ServiceState.RUNNING, utcnow(), "building"
+        db.session.commit()
+    try:
+        image = _kaniko(build, log, poll_seconds, sleep) if _on_kubernetes(build) else _local(build, log)
+    except (Failed, BuildError) as exc:
+        _failed(build_id, log, str(exc))
+        return ServiceState.FAILED.value
+    except Exception as exc:  # a bug or a broken machine: the build says so instead of staying "running"
+        _failed(build_id, log, f"the build broke: {type(exc).__name__}: {exc}")
+        raise
+    build = db.session.get(ImageBuild, build_id)
+    build.image_id = image.id
+    _finish(build, ServiceState.SUCCEEDED, f"built {build.reference}" + (" (from the cache)" if build.cached else ""))
+    return build.state.value
+
+
+def _failed(build_id: int, log: LogWriter, reason: str) -> None:
+    db.session.rollback()
+    log(f"build failed: {reason}")
+    _finish(db.session.get(ImageBuild, build_id), ServiceState.FAILED, reason)
+
+
+def stale_builds(now: dt.datetime | None = None) -> list[int]:
+    """Builds nobody is driving: pending for more than a minute (the request was lost), or running and
+    untouched for longer than a build may take (its worker died). Each is marked touched, so beat asks
+    once per period, not on every tick."""
+    now = now or utcnow()
+    timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
+    pending = sa.and_(ImageBuild.state == ServiceState.PENDING, ImageBuild.updated_at < now - dt.timedelta(seconds=60))
+    running = sa.and_(ImageBuild.state == ServiceState.RUNNING,
+                      ImageBuild.updated_at < now - dt.timedelta(seconds=timeout + 300))
+    ids = list(db.session.scalars(sa.select(ImageBuild.id).where(sa.or_(pending, running)).limit(100)))
+    if ids:
+        db.session.execute(sa.update(ImageBuild).where(ImageBuild.id.in_(ids)).values(updated_at=now))
+    db.session.commit()
+    return ids
+
+
+def _finish(build: ImageBuild, state: ServiceState, reason: str) -> None:
+    build.state, build.reason, build.finished_at = state, reason, utcnow()
+    db.session.commit()
+
+
+def _on_kubernetes(build: ImageBuild) -> bool:
+    if not build.resource_group_id:
+        return False
+    group = db.session.get(ResourceGroup, build.resource_group_id)
+    cluster = db.session.get(Cluster, group.cluster_id) if group else None
+    return cluster is not None and cluster.kind == ClusterKind.KUBERNETES
+
+
+def _packages(build: ImageBuild, log: LogWriter) -> list[str]:
+    """The build's pip packages; a notebook snapshot takes them now, from the notebook's environment."""
+    if build.source != BuildSource.NOTEBOOK or build.packages:
+        return list(build.packages)
+    notebook = db.session.get(Notebook, build.notebook_id) if build.notebook_id else None
+    if notebook is None:
+        raise Failed("the notebook to snapshot no longer exists")
+    if notebook.resource_group_id and _group_on_kubernetes(notebook.resource_group_id):
+        raise Failed("snapshots of notebooks on a Kubernetes cluster are not supported yet: run `pip freeze` "
+                     "in the notebook and build from that package list")
+    project = db.session.get(Project, notebook.project_id)
+    env = environments.resolve(notebook.image, project.namespace)
+    packages = snapshot(env)
+    log(f"snapshot of notebook {notebook.name} ({notebook.image}): {len(packages)} package(s)")
+    build.packages = packages
+    build.base_image = build.base_image or notebook.image
+    db.session.commit()
+    return packages
+
+
+def _group_on_kubernetes(group_id: int) -> bool:
+    group = db.session.get(ResourceGroup, group_id)
+    cluster = db.session.get(Cluster, group.cluster_id) if group else None
+    return cluster is not None and cluster.kind == ClusterKind.KUBERNETES
+
+
+def snapshot(env: environments.Environment | None) -> list[str]:
+    """What ``pip freeze`` would list for a notebook's Python, read from the packages' metadata (running the
+    environment's interpreter would run its packages' code, as the platform): the environment's
+    site-packages, or the host Python's for a notebook without an environment."""
+    if env is None:
+        paths = [p for p in sys.path if p.endswith("site-packages")]
+    else:
+        paths = [str(p) for p in sorted((env.path / "lib").glob("python*/site-packages"))]
+    found = {}
+    for dist in importlib.metadata.distributions(path=paths):
+        name = dist.metadata["Name"]
+        if name and dist.version and name.lower() not in ("pip", "setuptools", "wheel"):
+            found[environments.normalize(name)] = f"{environments.normalize(name)}=={dist.version}"
+    return environments.freeze_requirements("\n".join(sorted(found.values())))
+
+
+# ---- locally ------------------------------------------------------------------------------------------
+def _local(build: ImageBuild, log: LogWriter) -> Image:
+    if build.source == BuildSource.DOCKERFILE or build.dockerfile:
+        raise Failed(NO_ENGINE)
+    if build.apt_packages:
+        raise Failed(NO_APT)
+    packages = _packages(build, log)
+    namespace = db.session.get(Project, build.project_id).namespace
+    build_id, base_image, reference = build.id, build.base_image, build.reference
+    root = environments.default_root()
+    timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
+    db.session.commit()  # no transaction held open for the minutes pip may take
+    env, cached = build_environment(root, base_image, packages, namespace, log,
+                                    uids_table=local_workdir() / "uids.json", timeout=timeout)
+    build = db.session.get(ImageBuild, build_id)
+    build.environment, build.cached = env.hash, cached
+    image = _register(build, env.hash)
+    environments.register(root, namespace, reference, env.hash)
+    return image
+
+
+def _register(build: ImageBuild, env_hash: str | None) -> Image:
+    """The catalog entry of the built image, the project's; a name another project or the shared catalog
+    holds is refused (the API refuses it first, this is the race between two builds)."""
+    image = db.session.scalar(sa.select(Image).filter_by(repository=build.repository, tag=build.tag))
+    if image is None:
+        image = Image(repository=build.repository, tag=build.tag, project_id=build.project_id,
+                      description=f"built by image build {build.id}")
+        db.session.add(image)
+    elif image.project_id != build.project_id:
+        raise Failed(f"{build.reference} is already in the catalog for another project or for everyone")
+    image.environment = env_hash
+    db.session.flush()
+    return image
+
+
+# ---- on Kubernetes -----------------------------------------------------------------------------------
+def _kaniko(build: ImageBuild, log: LogWriter, poll_seconds: float, sleep: Callable[[float], None]) -> Image:
+    backend = backend_for_group(build.resource_group_id)
+    if build.backend_ref is None:
+        ref = backend.submit(_manifests(build, log))
+        build.backend_ref = ref.as_dict()
+        db.session.commit()
+        log(f"submitted Kaniko Job {ref.namespace}/{ref.primary.name}")
+    ref = JobRef.from_dict(build.backend_ref)
+    timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
+    state = _follow(backend, ref, log, time.monotonic() + timeout, poll_seconds, sleep)
+    try:
+        backend.cleanup(ref, log_archive())
+    except BackendError as exc:
+        log(f"cleanup of the Kaniko Job failed (it stays until deleted): {exc}")
+    if state.state != JobState.SUCCEEDED:
+        raise Failed(f"the Kaniko build {state.state.value}: {state.reason or 'see the log'}\n{log.tail()}".strip())
+    build = db.session.get(ImageBuild, build.id)
+    return _register(build, None)
+
+
+def _manifests(build: ImageBuild, log: LogWriter) -> list[dict]:
+    project = db.session.get(Project, build.project_id)
+    template = db.session.scalar(sa.select(JobTemplate).filter_by(name=TEMPLATE).order_by(JobTemplate.id.desc()))
+    if template is None:
+        raise Failed(f"the {TEMPLATE} job template is not in the catalog (myapp init registers it)")
+    if build.dockerfile:
+        text = build.dockerfile
+    else:
+        try:
+            text = dockerfile_for(build.base_image, _packages(build, log), list(build.apt_packages))
+        except ValueError as exc:
+            raise Failed(str(exc)) from exc
+    group = db.session.get(ResourceGroup, build.resource_group_id) if build.resource_group_id else None
+    try:
+        return kaniko.render_build(template_data(template), project=project.name, namespace=project.namespace,
+                                   service_account=project.service_account, build_id=build.id,
+                                   reference=build.reference, dockerfile=text, group=group_spec(group))
+    except RenderError as exc:
+        raise Failed(f"cannot render the Kaniko Job: {exc}") from exc
+
+
+def _follow(backend: Backend, ref: JobRef, log: LogWriter, deadline: float, poll_seconds: float,
+            sleep: Callable[[float], None]):
+    """Poll the Job until it ends, copying new log lines (every container's) into the build's log."""
+    cursor: dict[str, int] = {}
+    while True:
+        status = backend.status(ref)
+        finished = status.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+        try:
+            for line in backend.logs(ref, follow=False, after=dict(cursor)):
+                cursor[line.replica] = max(cursor.get(line.replica, 0), line.seq)
+                log(f"[{line.replica}] {line.line}")
+        except BackendError as exc:
+            log(f"(logs unavailable for now: {exc})")
+        if finished:
+            return status
+        if time.monotonic() > deadline:
+            backend.cancel(ref)
+            raise Failed("the Kaniko build did not finish in time (MYAPP_ENV_BUILD_TIMEOUT)")
+        sleep(poll_seconds)

@@ -1,0 +1,99 @@
+"""The kinds of a serving object (myapp/serving): one model-server version, the local router, the
+Istio split. Unlike ``service`` (one version with its own VirtualService, for a pipeline task), each
+version here is rendered on its own and the traffic once per service, so versions come and go
+without touching each other.
+
+``model-server``: Deployment + Service ``<service>-<version>`` and an autoscaling/v2 HPA on cpu, gpu
+utilisation (DCGM's pod metric) or requests per second (a pods metric of the metrics adapter).
+``serving-router``: the local router's Deployment (``router.py``; its secret from a Secret).
+``serving-traffic``: the front Service ``<service>`` and one VirtualService with weights and a mirror.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import render_object
+from ..errors import ArgumentError
+from ..names import k8s_name
+from .base import Build, Kind
+from .service import fqdn
+
+POD_METRICS = {"gpu": "DCGM_FI_DEV_GPU_UTIL", "rps": "requests_per_second"}
+
+
+def hpa_metrics(metric: str, target: int) -> list[dict[str, Any]]:
+    if metric == "cpu":
+        return [{"type": "Resource", "resource": {"name": "cpu", "target": {
+            "type": "Utilization", "averageUtilization": target}}}]
+    return [{"type": "Pods", "pods": {"metric": {"name": POD_METRICS[metric]},
+                                      "target": {"type": "AverageValue", "averageValue": str(target)}}}]
+
+
+def build_model_server(b: Build) -> list[dict]:
+    front, version = b.args["service_name"], b.args["version"]
+    name = k8s_name(front, version)
+    low, high = b.args["min_replicas"], b.args["max_replicas"]
+    if low > high:
+        raise ArgumentError("min_replicas", f"{low} is greater than max_replicas {high}")
+    selector = {"app": front, "version": version}
+    return [
+        render_object("deployment.yaml.j2", {
+            "name": name, "replicas": max(low, 1), "selector": selector, "image": b.image, "command": b.command,
+            "args": b.cli_args, "port": b.args["port"], "resources": b.resources.requirements(),
+        }),
+        render_object("service.yaml.j2", {"name": name, "selector": selector, "port_name": "http",
+                                          "target_port": b.args["port"]}),
+        render_object("hpa.yaml.j2", {"name": name, "target": name, "min_replicas": max(low, 1),
+                                      "max_replicas": high,
+                                      "metrics": hpa_metrics(b.args["autoscale_metric"], b.args["autoscale_target"])}),
+    ]
+
+
+def build_router(b: Build) -> list[dict]:
+    front = b.args["service_name"]
+    name = k8s_name(front, "router")
+    selector = {"app": front, "component": "router"}
+    deployment = render_object("deployment.yaml.j2", {
+        "name": name, "replicas": 1, "selector": selector, "image": b.image,
+        "command": ["python", "/app/router.py"], "args": ["--port", str(b.args["port"])], "port": b.args["port"],
+        "resources": b.resources.requirements(),
+    })
+    return [deployment]
+
+
+def build_traffic(b: Build) -> list[dict]:
+    front, namespace = b.args["service_name"], b.ctx.namespace
+    routes, mirror = b.args["routes"], b.args.get("mirror") or ""
+    weights: list[dict[str, Any]] = []
+    total = 0
+    for item in routes:
+        version, _, weight = item.partition("=")
+        if not weight.isdigit():
+            raise ArgumentError("routes", f"{item!r} is not version=weight")
+        weights.append({"destination": {"host": fqdn(k8s_name(front, version), namespace), "port": {"number": 80}},
+                        "weight": int(weight)})
+        total += int(weight)
+    if total != 100:
+        raise ArgumentError("routes", "weights must add up to 100")
+    http: dict[str, Any] = {"name": "traffic-split", "route": weights}
+    if mirror:
+        version, _, percent = mirror.partition("=")
+        http["mirror"] = {"host": fqdn(k8s_name(front, version), namespace), "port": {"number": 80}}
+        http["mirrorPercentage"] = {"value": float(percent or 100)}
+    return [
+        render_object("service.yaml.j2", {"name": front, "selector": {"app": front}, "port_name": "http",
+                                          "target_port": b.args["port"]}),
+        render_object("virtualservice.yaml.j2", {"name": front, "hosts": [fqdn(front, namespace)], "gateways": [],
+                                                 "http": [http]}),
+    ]
+
+
+MODEL_SERVER = Kind("model-server", build_model_server, batch=False, gang=None, required_args={
+    "service_name": "string", "version": "string", "port": "integer", "min_replicas": "integer",
+    "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
+}, optional_args={"image": "string"})
+ROUTER = Kind("serving-router", build_router, batch=False, gang=None,
+              required_args={"service_name": "string", "port": "integer"})
+TRAFFIC = Kind("serving-traffic", build_traffic, batch=False, gang=None,
+               required_args={"service_name": "string", "routes": "array", "port": "integer"},
+               optional_args={"mirror": "string"})

@@ -1,0 +1,124 @@
+"""What a service's parts render to: plain data in, validated manifests out (no database, no network).
+
+Each part is rendered through ``myapp.rendering.render`` with the deploy-service template's image and
+files (so the local backend finds ``main.py`` and ``router.py``) and a kind of
+``myapp/rendering/kinds/serving.py``; the labels carry the project, ``pipeline=serving`` and the part
+as the task, so every object the platform starts for a service says whose it is.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog import get_template
+from ..rendering import RenderContext, render
+
+PORT = 8080
+ROUTER_SECRET_KEY = "token"
+PIPELINE = "serving"
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    id: int
+    version: int  # the model's version number: its label is v<number>
+    framework: str
+    uri: str
+    signature: dict[str, Any] = field(default_factory=dict)
+    image: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"v{self.version}"
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    id: int
+    name: str
+    project: str
+    namespace: str
+    service_account: str = ""
+    min_replicas: int = 1
+    max_replicas: int = 1
+    autoscale_metric: str = "cpu"
+    autoscale_target: int = 70
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
+def router_secret(service_id: int) -> str:
+    """The Secret holding the token the local router demands of every caller (the web and the worker)."""
+    return f"myapp-serving-{service_id}-router"
+
+
+def _string(**extra: Any) -> dict[str, Any]:
+    return {"type": "string", "maxLength": 4096, **extra}
+
+
+def _integer(low: int, high: int, **extra: Any) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high, **extra}
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "model-server": {"type": "object", "required": ["service_name", "version", "model_path"], "properties": {
+        "service_name": _string(), "version": _string(x_flag="--version"),
+        "model_path": _string(x_flag="--model-path"), "framework": _string(x_flag="--framework", default="sklearn"),
+        "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
+        "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
+        "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
+        "image": _string(default=""),
+    }},
+    "serving-router": {"type": "object", "required": ["service_name"], "properties": {
+        "service_name": _string(), "port": _integer(1024, 65535),
+    }},
+    "serving-traffic": {"type": "object", "required": ["service_name", "routes"], "properties": {
+        "service_name": _string(), "routes": {"type": "array", "items": {"type": "string"}},
+        "mirror": _string(default=""), "port": _integer(1024, 65535),
+    }},
+}
+
+
+def _schema(kind: str) -> dict[str, Any]:
+    schema = json.loads(json.dumps(SCHEMAS[kind]))
+    for prop in schema["properties"].values():
+        if "x_flag" in prop:
+            prop["x-flag"] = prop.pop("x_flag")
+    return schema
+
+
+def _template(kind: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    base = base or get_template("deploy-service")
+    return {**base, "kind": kind, "command": ["python", "/app/main.py"], "args_schema": _schema(kind)}
+
+
+def _ctx(service: ServiceSpec, part: str) -> RenderContext:
+    return RenderContext(project=service.project, namespace=service.namespace, pipeline=PIPELINE,
+                         task=f"{service.name}-{part}", service_account=service.service_account)
+
+
+def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any] | None = None) -> list[dict]:
+    args = {"service_name": service.name, "version": version.label, "model_path": version.uri,
+            "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
+            "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
+            "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
+            "image": version.image or ""}
+    return render(_template("model-server", base), args, _ctx(service, version.label), service.resources or None)
+
+
+def router(service: ServiceSpec, base: dict[str, Any] | None = None) -> list[dict]:
+    manifests = render(_template("serving-router", base), {"service_name": service.name, "port": PORT},
+                       _ctx(service, "router"))
+    container = manifests[-1]["spec"]["template"]["spec"]["containers"][0]
+    container["env"] = [*container.get("env", []), {"name": "ROUTER_TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": router_secret(service.id), "key": ROUTER_SECRET_KEY}}}]
+    return manifests
+
+
+def traffic(service: ServiceSpec, split: dict[int, int], labels: dict[int, str], shadow: int | None,
+            mirror_percent: int, base: dict[str, Any] | None = None) -> list[dict]:
+    """Kubernetes: the front Service and the VirtualService (weights by version label, the mirror)."""
+    routes = [f"{labels[vid]}={weight}" for vid, weight in sorted(split.items())]
+    mirror = f"{labels[shadow]}={mirror_percent}" if shadow else ""
+    return render(_template("serving-traffic", base), {"service_name": service.name, "routes": routes,
+                                                       "mirror": mirror, "port": PORT}, _ctx(service, "traffic"))

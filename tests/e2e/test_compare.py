@@ -1,0 +1,55 @@
+"""Run comparison in the browser: two runs of the demo's digits pipeline at different learning rates
+(`params.lr`), picked in the run history and shown side by side: the parameter, the loss and accuracy
+the training reported, durations, and a chart per metric with a line per run.
+Screenshots: test-artifacts/e2e/test_two_digits_runs_side_by_side/."""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.support import sign_in
+from tests.support import wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, the platform, two real DDP trainings
+
+RUN_TIMEOUT = 400  # the digits run: DDP training (2 processes, 12 epochs), register, serve
+
+
+def test_two_digits_runs_side_by_side(platform, tab):
+    from myapp.backends import JobRef
+    from myapp.backends.local import LocalBackend
+
+    pipeline = platform.api("GET", "/api/v1/pipeline/?name=digits")["items"][0]
+    runs = [platform.api("POST", "/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"], "params": {"lr": lr}})
+            for lr in (0.05, 0.01)]
+    try:
+        for run in runs:  # what is compared is the training: its attempt must have succeeded
+            wait_until(lambda r=run: platform.api("GET", f"/api/v1/pipeline_run/{r['id']}")["state"]
+                       in ("succeeded", "failed", "cancelled"), timeout=RUN_TIMEOUT, interval=1,
+                       what=f"digits run {run['id']} to finish")
+            attempts = platform.api("GET", f"/api/v1/task_run/?pipeline_run_id={run['id']}")["items"]
+            train = [a for a in attempts if a["manifests"] and a["manifests"][0]["kind"] == "PyTorchJob"]
+            assert [a["state"] for a in train] == ["succeeded"], [(a["state"], a["reason"]) for a in attempts]
+        page = tab.page
+        sign_in(page, platform.base, "admin", platform.admin_password)
+        page.goto(f"{platform.base}/ui/pipelines/{pipeline['id']}/runs")
+        for run in runs:
+            page.get_by_label(f"Compare run {run['id']}").check()
+        page.get_by_role("link", name="Compare 2 runs").click()
+        page.wait_for_url(f"**/ui/pipelines/{pipeline['id']}/compare?runs={runs[0]['id']},{runs[1]['id']}")
+
+        table = page.get_by_role("table", name="Runs side by side")
+        lr_row = table.get_by_role("row").filter(has_text="params.lr")
+        expect(lr_row.get_by_role("cell")).to_have_text(["0.05", "0.01"])
+        for key in ("train/loss", "train/accuracy"):
+            expect(table.get_by_role("rowheader", name=key)).to_be_visible()
+            expect(page.get_by_role("img", name=f"{key} per run")).to_be_visible()
+        expect(table.get_by_role("row").filter(has_text="Duration").get_by_role("cell")).to_have_count(2)
+        tab.shot("compared")
+        assert not tab.errors, tab.errors
+    finally:  # the serve task's model servers outlive their runs by design: stop them here
+        backend = LocalBackend(platform.home / "jobs")
+        for run in runs:
+            for attempt in platform.api("GET", f"/api/v1/task_run/?pipeline_run_id={run['id']}")["items"]:
+                if attempt["backend_ref"] and attempt["manifests"][0]["kind"] == "Deployment":
+                    backend.cancel(JobRef.from_dict(attempt["backend_ref"]))

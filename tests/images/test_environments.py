@@ -1,0 +1,50 @@
+"""myapp.environments: content hashes, requirement checks, the per-project image index (pure, files only)."""
+from __future__ import annotations
+
+import pytest
+
+from myapp import environments
+from myapp.errors import FieldError
+
+
+def test_the_same_content_in_any_order_or_spelling_has_one_hash():
+    a = environments.content_hash("python:3.11-slim", ["Six==1.17.0", "typing_extensions"])
+    b = environments.content_hash("python:3.11-slim", ["typing-extensions", "six==1.17.0", "six==1.17.0"])
+    assert a == b and len(a) == 32
+    assert environments.content_hash("python:3.12-slim", ["six==1.17.0", "typing-extensions"]) != a
+    assert environments.content_hash("python:3.11-slim", ["six==1.16.0", "typing-extensions"]) != a
+    assert environments.content_hash("python:3.11-slim", ["six==1.17.0", "typing-extensions"], "3.99") != a
+
+
+def test_requirements_are_checked_and_named_by_position_or_line():
+    assert environments.check_requirements(["NumPy>=2.0", "six", "six"], "packages") == ["numpy>=2.0", "six"]
+    for bad in ("--index-url=http://evil", "-e .", "six; rm -rf /", "git+https://x/y.git", "../wheel.whl", ""):
+        with pytest.raises(FieldError) as caught:
+            environments.check_requirements(["six", bad], "packages")
+        assert caught.value.field == "packages[1]"
+    assert environments.parse_requirements("# tools\nsix==1.17.0  # pinned\n\nrequests>=2\n") == ["six==1.17.0",
+                                                                                                "requests>=2"]
+    with pytest.raises(FieldError) as caught:
+        environments.parse_requirements("six\n-r other.txt\n")
+    assert caught.value.field == "requirements" and caught.value.reason.startswith("line 2: '-r other.txt'")
+
+
+def test_freeze_keeps_pinned_packages_only():
+    text = "six==1.17.0\n-e git+https://x/y.git#egg=y\nmine @ file:///home/me/mine\n# comment\nattrs==24.2.0\n"
+    assert environments.freeze_requirements(text) == ["six==1.17.0", "attrs==24.2.0"]
+
+
+def test_an_image_resolves_only_in_its_project_and_only_once_complete(tmp_path):
+    env_hash = environments.content_hash(None, ["six"])
+    environments.register(tmp_path, "team-a", "registry.local/a/env:1", env_hash)
+    assert environments.resolve("registry.local/a/env:1", "team-a", tmp_path) is None  # not built (no marker)
+    (tmp_path / env_hash).mkdir()
+    (tmp_path / env_hash / environments.MARKER).write_text("{}")
+    found = environments.resolve("registry.local/a/env:1", "team-a", tmp_path)
+    assert found is not None and found.path == tmp_path / env_hash and found.python == found.path / "bin" / "python"
+    assert environments.resolve("registry.local/a/env:1", "team-b", tmp_path) is None
+    assert environments.resolve("registry.local/a/env:2", "team-a", tmp_path) is None
+    environments.unregister(tmp_path, "team-a", "registry.local/a/env:1")
+    assert environments.resolve("registry.local/a/env:1", "team-a", tmp_path) is None
+    with pytest.raises(ValueError):
+        environments.register(tmp_path, "../etc", "x:1", env_hash)

@@ -1,0 +1,98 @@
+"""A start that cannot succeed ends `failed` with the reason: never a notebook left pending."""
+from __future__ import annotations
+
+from typing import Any
+
+from tests.world import created
+
+
+class Refusing:
+    """A backend that takes the token Secret and refuses the submit."""
+
+    name = "refusing"
+
+    def __init__(self) -> None:
+        self.secrets: dict[tuple[str, str], dict[str, str]] = {}
+
+    def put_secret(self, namespace: str, name: str, data: dict[str, str]) -> None:
+        self.secrets[(namespace, name)] = data
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        self.secrets.pop((namespace, name), None)
+
+    def submit(self, manifests: list[dict[str, Any]]) -> Any:
+        from myapp.backends.base import UnsupportedKind
+
+        raise UnsupportedKind("a local notebook needs Jupyter in the host Python: pip install jupyterlab")
+
+
+def test_a_refused_start_fails_with_the_reason_and_leaves_nothing(app, user, notebook_world):
+    from myapp.extensions import db
+    from myapp.models import Notebook, NotebookState
+    from myapp.notebooks.lifecycle import Hooks, fail_unexpectedly, reconcile
+
+    pid, image = notebook_world["project"]["id"], notebook_world["image"]
+    nb = created(user.post("/api/v1/notebook/", json={"project_id": pid, "name": "lab", "image": image}))
+    backend = Refusing()
+    with app.app_context():
+        hooks = Hooks(backend_for=lambda _group: backend, archive=None)  # type: ignore[arg-type]
+        assert reconcile(nb["id"], hooks) == NotebookState.FAILED
+        row = db.session.get(Notebook, nb["id"])
+        assert row.reason.startswith("cannot start: a local notebook needs Jupyter") and not backend.secrets
+    shown = user.get(f"/api/v1/notebook/{nb['id']}").get_json()
+    assert shown["state"] == "failed" and "pip install jupyterlab" in shown["reason"]
+    again = user.post(f"/api/v1/notebook/{nb['id']}/start").get_json()
+    assert again["state"] == "pending"  # a failed notebook may be started again
+
+    with app.app_context():  # a worker that broke on something unforeseen says so too
+        fail_unexpectedly(nb["id"], KeyError("ref"))
+        assert db.session.get(Notebook, nb["id"]).reason == "cannot start: internal error: KeyError: 'ref'"
+
+
+def test_a_start_while_stopping_stops_then_starts_again(app, user, notebook_world):
+    from myapp.extensions import db
+    from myapp.models import Notebook, NotebookState
+    from myapp.notebooks.lifecycle import Hooks, reconcile
+
+    pid, image = notebook_world["project"]["id"], notebook_world["image"]
+    nb = created(user.post("/api/v1/notebook/", json={"project_id": pid, "name": "lab", "image": image}))
+    assert user.post(f"/api/v1/notebook/{nb['id']}/stop").get_json()["state"] == "stopping"
+    restarted = user.post(f"/api/v1/notebook/{nb['id']}/start").get_json()
+    assert restarted["state"] == "stopping" and restarted["desired"] == "running"
+    assert restarted["reason"] == "stopping, then starting again"
+    backend = Refusing()
+    with app.app_context():
+        assert reconcile(nb["id"], Hooks(backend_for=lambda _group: backend, archive=None)) \
+            == NotebookState.FAILED  # type: ignore[arg-type]
+        row = db.session.get(Notebook, nb["id"])
+        assert row.attempt == 2 and "pip install jupyterlab" in row.reason  # it did try to start again
+
+
+def test_an_image_being_built_makes_it_pull_and_a_failed_build_fails_it(app, user, make_user, notebook_world):
+    from myapp.extensions import db
+    from myapp.models import ImageBuild, Notebook, NotebookState, ServiceState
+    from myapp.notebooks import activity
+    from myapp.notebooks.lifecycle import Hooks, reconcile
+
+    pid = notebook_world["project"]["id"]
+    build = created(user.post("/api/v1/image_build/", json={
+        "project_id": pid, "repository": "registry.local/nbp/env", "tag": "v1", "packages": ["numpy==2.1"]}))
+    body = {"project_id": pid, "name": "lab", "image": "registry.local/nbp/env:v1"}
+    stranger = make_user()  # the image is this project's: another project cannot name it
+    other = created(stranger.post("/api/v1/project/", json={"name": "o" + notebook_world["image"][-8:]}))
+    refused = stranger.post("/api/v1/notebook/", json=body | {"project_id": other["id"]})
+    assert refused.status_code == 400 and refused.get_json()["errors"][0]["field"] == "image"
+    nb = created(user.post("/api/v1/notebook/", json=body))
+    hooks = Hooks(backend_for=lambda _group: Refusing(), archive=None,  # type: ignore[arg-type]
+                  prepare=activity.environment_check())
+    with app.app_context():
+        assert reconcile(nb["id"], hooks) == NotebookState.PULLING
+        assert db.session.get(Notebook, nb["id"]).reason == \
+            f"preparing the environment of registry.local/nbp/env:v1 (image build {build['id']})"
+        row = db.session.get(ImageBuild, build["id"])
+        row.state, row.reason = ServiceState.FAILED, "pip: no matching distribution for numpy==2.1"
+        db.session.commit()
+        assert reconcile(nb["id"], hooks) == NotebookState.FAILED
+        assert db.session.get(Notebook, nb["id"]).reason == (
+            f"cannot start: image registry.local/nbp/env:v1 is not in the catalog: build {build['id']} failed: "
+            "pip: no matching distribution for numpy==2.1")

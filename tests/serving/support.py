@@ -1,0 +1,97 @@
+"""Model servers and routers as the platform runs them (job-templates/deploy-service), started as plain
+processes for the tests and benchmarks/serving.py; small models to serve."""
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.support import wait_until
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "job-templates" / "deploy-service"
+DIGITS_SIGNATURE = {"shape": [None, 64], "dtype": "float32"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def process(argv: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    proc = subprocess.Popen([sys.executable, *argv], env={**os.environ, **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: _answers(port) or proc.poll() is not None, what=f"{argv[0]} on port {port}", timeout=60)
+        if proc.poll() is not None:
+            raise AssertionError(f"{argv} exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def model_server(model: Path, version: str, framework: str = "sklearn",
+                 signature: dict | None = None) -> Iterator[str]:
+    port = free_port()
+    argv = [str(TEMPLATE / "main.py"), "--model-path", str(model), "--framework", framework, "--version", version,
+            "--signature", json.dumps(signature if signature is not None else DIGITS_SIGNATURE), "--port", str(port)]
+    with process(argv, port):
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def router(token: str, config: dict | None = None) -> Iterator[str]:
+    port = free_port()
+    env = {"ROUTER_TOKEN": token, "ROUTER_CONFIG": json.dumps(config or {}), "ROUTER_LOG_SAMPLE": "1"}
+    with process([str(TEMPLATE / "router.py"), "--port", str(port)], port, env):
+        yield f"http://127.0.0.1:{port}"
+
+
+class Client:
+    """One kept-alive HTTP connection (what a busy caller holds)."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None):
+        host, port = url.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        self.conn.request(method, path, body=data, headers=self.headers)
+        response = self.conn.getresponse()
+        raw = response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, json.loads(raw) if raw else None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def digits_models(folder: Path) -> tuple[Path, Path, list[list[float]], list[int]]:
+    """Two scikit-learn classifiers of the digits (joblib; quick to fit and to ask), and 20 held-out images
+    with their labels."""
+    import joblib
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import RidgeClassifier
+
+    digits = load_digits()
+    x, y = digits.data, digits.target
+    first, second = folder / "v1.joblib", folder / "v2.joblib"
+    joblib.dump(RidgeClassifier().fit(x[:-20], y[:-20]), first)
+    joblib.dump(RidgeClassifier(alpha=100.0).fit(x[:-20], y[:-20]), second)
+    return first, second, x[-20:].tolist(), y[-20:].tolist()

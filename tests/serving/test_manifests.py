@@ -1,0 +1,73 @@
+"""What a service's parts render to (myapp/serving/manifests.py): strictly valid against the schemas
+(the VirtualService against Istio's CRD), labelled as the platform's, named per version."""
+from __future__ import annotations
+
+import pytest
+
+from myapp.contract import MANAGED_BY_LABEL, PIPELINE_LABEL, PROJECT_LABEL, TASK_LABEL, TEMPLATE_LABEL
+from myapp.rendering import ArgumentError, validate_manifests
+from myapp.serving import manifests
+
+SERVICE = manifests.ServiceSpec(id=7, name="digits", project="demo", namespace="demo", service_account="demo-jobs",
+                                min_replicas=2, max_replicas=5, autoscale_metric="rps", autoscale_target=50)
+V3 = manifests.VersionSpec(id=11, version=3, framework="onnx", uri="/data/demo/digits.onnx",
+                           signature={"shape": [None, 64], "dtype": "float32"})
+
+
+def by_kind(objects: list[dict]) -> dict[str, dict]:
+    return {obj["kind"]: obj for obj in objects}
+
+
+def test_a_version_is_a_deployment_a_service_and_an_autoscaler():
+    objects = manifests.model_server(SERVICE, V3)
+    validate_manifests(objects)
+    kinds = by_kind(objects)
+    assert {o["metadata"]["name"] for o in objects} == {"digits-v3"}
+    container = kinds["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["python", "/app/main.py"]
+    assert container["args"] == ["--version", "v3", "--model-path", "/data/demo/digits.onnx", "--framework", "onnx",
+                                 "--signature", '{"dtype": "float32", "shape": [null, 64]}', "--port", "8080"]
+    assert kinds["Deployment"]["spec"]["replicas"] == 2
+    assert kinds["Service"]["spec"]["selector"] == {"app": "digits", "version": "v3"}
+    hpa = kinds["HorizontalPodAutoscaler"]["spec"]
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (2, 5)
+    assert hpa["metrics"] == [{"type": "Pods", "pods": {"metric": {"name": "requests_per_second"},
+                                                        "target": {"type": "AverageValue", "averageValue": "50"}}}]
+    labels = kinds["Deployment"]["metadata"]["labels"]
+    assert (labels[MANAGED_BY_LABEL], labels[PROJECT_LABEL], labels[PIPELINE_LABEL], labels[TASK_LABEL],
+            labels[TEMPLATE_LABEL]) == ("myapp", "demo", "serving", "digits-v3", "deploy-service")
+
+
+@pytest.mark.parametrize(("metric", "name"), [("cpu", None), ("gpu", "DCGM_FI_DEV_GPU_UTIL")])
+def test_autoscaling_on_cpu_or_gpu(metric, name):
+    from dataclasses import replace
+
+    hpa = by_kind(manifests.model_server(replace(SERVICE, autoscale_metric=metric), V3))["HorizontalPodAutoscaler"]
+    (rule,) = hpa["spec"]["metrics"]
+    if name is None:
+        assert rule["resource"] == {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}
+    else:
+        assert rule["pods"]["metric"]["name"] == name
+
+
+def test_the_split_is_one_virtualservice_with_weights_and_a_mirror():
+    objects = manifests.traffic(SERVICE, {11: 70, 12: 30}, {11: "v3", 12: "v4", 13: "v5"}, 13, 25)
+    validate_manifests(objects)  # the VirtualService against Istio's CRD, strictly
+    kinds = by_kind(objects)
+    (http,) = kinds["VirtualService"]["spec"]["http"]
+    assert [(r["destination"]["host"], r["weight"]) for r in http["route"]] == [
+        ("digits-v3.demo.svc.cluster.local", 70), ("digits-v4.demo.svc.cluster.local", 30)]
+    assert http["mirror"]["host"] == "digits-v5.demo.svc.cluster.local"
+    assert http["mirrorPercentage"] == {"value": 25.0}
+    assert kinds["Service"]["spec"]["selector"] == {"app": "digits"}
+    with pytest.raises(ArgumentError, match="add up to 100"):
+        manifests.traffic(SERVICE, {11: 70, 12: 20}, {11: "v3", 12: "v4"}, None, 100)
+
+
+def test_the_local_router_reads_its_token_from_a_secret():
+    (deployment,) = manifests.router(SERVICE)
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["python", "/app/router.py"]
+    token = next(e for e in container["env"] if e["name"] == "ROUTER_TOKEN")
+    assert token["valueFrom"] == {"secretKeyRef": {"name": "myapp-serving-7-router", "key": "token"}}
+    assert deployment["metadata"]["name"] == "digits-router"
