@@ -19,7 +19,13 @@ import kubernetes_validate
 import yaml
 
 HERE = Path(__file__).resolve().parent
-BUILDS = [HERE / "base", HERE / "projects" / "demo", HERE / "istio"]
+BUILDS = [HERE / "base", HERE / "projects" / "demo", HERE / "istio", HERE / "with-volcano"]
+# The one cluster-wide grant, opt-in (components/volcano): the worker's account may create, read and
+# update Volcano Queues (cluster-scoped), nothing else cluster-wide; see install/README.md.
+VOLCANO_GRANT = "myapp-volcano-queues"
+VOLCANO_RULES = [{"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"],
+                  "verbs": ["create", "get", "update"]}]
+VOLCANO_SUBJECTS = [{"kind": "ServiceAccount", "name": "myapp", "namespace": "myapp-system"}]
 
 
 def build(path: Path) -> str:
@@ -48,7 +54,8 @@ def documents() -> list[tuple[str, dict]]:
 
 def rbac_problems(doc: dict) -> list[str]:
     """Least privilege: no wildcard in any rule, no escalate/impersonate, bind only by name, no
-    binding to cluster-admin and no cluster-wide binding at all (roles are bound per namespace)."""
+    binding to cluster-admin and no cluster-wide binding (roles are bound per namespace) but the
+    Volcano Queue one, exactly as components/volcano has it."""
     problems = []
     for rule in doc.get("rules") or []:
         for key in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
@@ -61,8 +68,15 @@ def rbac_problems(doc: dict) -> list[str]:
             problems.append("bind without resourceNames")
     if doc.get("roleRef", {}).get("name") == "cluster-admin":
         problems.append("binds cluster-admin")
-    if doc.get("kind") == "ClusterRoleBinding":
-        problems.append("a cluster-wide binding (bind ClusterRoles per namespace with a RoleBinding)")
+    name = (doc.get("metadata") or {}).get("name")
+    if doc.get("kind") == "ClusterRoleBinding" and not (
+            name == VOLCANO_GRANT and doc.get("subjects") == VOLCANO_SUBJECTS
+            and doc.get("roleRef") == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                       "name": VOLCANO_GRANT}):
+        problems.append("a cluster-wide binding (bind ClusterRoles per namespace with a RoleBinding; the one "
+                        f"exception is {VOLCANO_GRANT}, the worker's Volcano Queues)")
+    if doc.get("kind") == "ClusterRole" and name == VOLCANO_GRANT and doc.get("rules") != VOLCANO_RULES:
+        problems.append(f"{VOLCANO_GRANT} is bound cluster-wide: it may grant {VOLCANO_RULES} and nothing else")
     return problems
 
 

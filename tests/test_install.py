@@ -5,10 +5,14 @@ The manifests are read with PyYAML by following each kustomization's `resources`
 WORKER_CALLS / WEB_CALLS are what myapp/backends/kubernetes calls, derived by reading the code;
 the RBAC must equal them, and so must the requests the backend really makes against the
 API-server double when it runs every catalog template through its whole lifecycle.
+Nothing is granted cluster-wide, except by the opt-in components/volcano: QUEUE_CALLS on the
+cluster-scoped Volcano Queues, bound to the worker's account, and nothing more.
 """
 from __future__ import annotations
 
 import ast
+import copy
+import importlib.util
 import subprocess
 import sys
 from collections import defaultdict
@@ -21,10 +25,14 @@ import yaml
 
 from myapp.backends.archive import FileLogArchive
 from myapp.backends.kubernetes.resources import KINDS
+from myapp.contract import PRIORITY_CLASS
 from myapp.rendering import render
 from myapp.rendering.pod import pod_templates
+from myapp.rendering.volcano_queue import Amount, QuotaShare, queue_spec
+from myapp.serving.manifests import ServiceSpec
+from myapp.serving.manifests import traffic as serving_traffic
 from tests.k8s_double.support import NS, manifests
-from tests.rendering.support import PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
+from tests.rendering.support import GPU_GROUP, PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
 from tests.support import in_thread, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +48,8 @@ Grants = dict[tuple[str, str], set[str]]
 #           workload; status reads PodGroups while the workload is pending
 #   patch   _create_or_adopt converges CONVERGE_KINDS (Service, VirtualService, HPA); cancel
 #           annotates the primary, i.e. a workload. PodGroups are never patched.
-#   delete  cancel (workload, PodGroup), cleanup (every submitted object)
+#   delete  cancel (workload, PodGroup; every object of a routing-only submission), cleanup (every
+#           submitted object)
 #   pods    list_pods (status, logs, metrics), read_pod (log following: _container_done),
 #           delete_pods = deletecollection (cancel, cleanup); pods/log: read_log, stream_log
 #   metrics.k8s.io pods: pod_metrics (metrics() without Prometheus)
@@ -61,6 +70,10 @@ WORKER_CALLS: Grants = {
     ("metrics.k8s.io", "pods"): {"list"},
     ("", "secrets"): {"create", "update", "delete"},
 }
+# Cluster-scoped, so granted only by the opt-in components/volcano (a ClusterRoleBinding): a gang-scheduled
+# group's Queue (_apply_shared): create; on 409 get; update (PUT) when its spec changed. Never listed,
+# watched, patched or deleted (the group's jobs share it).
+QUEUE_CALLS: Grants = {("scheduling.volcano.sh", "queues"): {"create", "get", "update"}}
 # Written by the platform itself, not rendered from a template: the run's token Secret.
 PLATFORM_WRITTEN = {("", "secrets")}
 # The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
@@ -125,13 +138,41 @@ BASE = documents(INSTALL / "base")
 COMPONENT = documents(INSTALL / "components" / "namespace-management")
 DEMO = documents(INSTALL / "projects" / "demo")
 ISTIO = documents(INSTALL / "istio")
-EVERYTHING = [*BASE, *COMPONENT, *DEMO, *ISTIO]
+VOLCANO = documents(INSTALL / "components" / "volcano")
+WITH_VOLCANO = documents(INSTALL / "with-volcano")
+EVERYTHING = [*BASE, *COMPONENT, *DEMO, *ISTIO, *VOLCANO]
 
 
 def test_install_manifests_validate():
     result = subprocess.run([sys.executable, str(INSTALL / "validate.py")], capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("ClusterRole/myapp-volcano-queues", "ClusterRoleBinding/myapp-volcano-queues",
+                 f"PriorityClass/{PRIORITY_CLASS}"):  # the opt-in component, built into its overlay
+        assert f"ok   with-volcano: {name}" in result.stdout.splitlines(), result.stdout
+
+
+def validate_module():
+    spec = importlib.util.spec_from_file_location("install_validate", INSTALL / "validate.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_validate_refuses_any_other_cluster_wide_grant():
+    """validate.py lets through the Volcano binding exactly as the component has it, and nothing like it."""
+    rbac_problems = validate_module().rbac_problems
+    role, binding = (copy.deepcopy(by_kind(VOLCANO, kind)["myapp-volcano-queues"])
+                     for kind in ("ClusterRole", "ClusterRoleBinding"))
+    assert rbac_problems(role) == [] and rbac_problems(binding) == []
+    for change in ({"subjects": [{"kind": "ServiceAccount", "name": "myapp-web", "namespace": PLATFORM_NS}]},
+                   {"roleRef": {**binding["roleRef"], "name": "myapp-project-workloads"}},
+                   {"metadata": {"name": "myapp-other"}}):
+        assert "a cluster-wide binding" in " ".join(rbac_problems({**binding, **change})), change
+    for rules in ([{**role["rules"][0], "verbs": ["create", "get", "update", "delete"]}],
+                  [*role["rules"], {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]}]):
+        assert rbac_problems({**role, "rules": rules}), rules
 
 
 def test_every_manifest_file_is_part_of_a_kustomization():
@@ -141,9 +182,11 @@ def test_every_manifest_file_is_part_of_a_kustomization():
 
 
 def test_no_wildcard_escalation_or_cluster_wide_grant():
+    """Nothing cluster-wide but the opt-in Volcano component's binding (test_the_volcano_component_...)."""
     for path, doc in EVERYTHING:
         where = f"{path.relative_to(INSTALL)}: {doc['kind']}/{doc['metadata']['name']}"
-        assert doc["kind"] != "ClusterRoleBinding", f"{where}: roles are bound per namespace"
+        if (path, doc) not in VOLCANO:
+            assert doc["kind"] != "ClusterRoleBinding", f"{where}: roles are bound per namespace"
         assert (doc.get("roleRef") or {}).get("name") not in ("cluster-admin", "admin", "edit"), where
         for rule in doc.get("rules") or []:
             values = [v for key in ("apiGroups", "resources", "verbs", "resourceNames") for v in rule.get(key) or []]
@@ -159,6 +202,36 @@ def test_the_rbac_is_exactly_what_the_backend_calls():
     assert set(roles) == {"myapp-project-workloads", "myapp-project-observer"}
     assert grants(roles["myapp-project-workloads"]) == WORKER_CALLS
     assert grants(roles["myapp-project-observer"]) == WEB_CALLS
+    assert grants(by_kind(VOLCANO, "ClusterRole")["myapp-volcano-queues"]) == QUEUE_CALLS
+
+
+def test_the_base_grants_nothing_cluster_wide():
+    """Without the Volcano component (install/base, and a project namespace): no ClusterRoleBinding, and every
+    ClusterRole is bound by a RoleBinding in a project namespace only."""
+    plain = [*BASE, *COMPONENT, *DEMO, *ISTIO]
+    assert not [doc for _, doc in plain if doc["kind"] == "ClusterRoleBinding"]
+    for _, doc in plain:
+        if doc["kind"] == "RoleBinding" and doc["roleRef"]["kind"] == "ClusterRole":
+            assert doc["metadata"]["namespace"] == "PROJECT-NAMESPACE", doc
+    assert QUEUE_CALLS.keys().isdisjoint(grants(by_kind(BASE, "ClusterRole")["myapp-project-workloads"]))
+
+
+def test_the_volcano_component_grants_the_queue_verbs_to_the_worker_and_nothing_else():
+    """Opt-in: a ClusterRole of exactly QUEUE_CALLS bound cluster-wide to the worker's account (the one the
+    worker Deployment runs as, in the base), and the PriorityClass the PodGroups name."""
+    assert kustomization(INSTALL / "components" / "volcano")["kind"] == "Component"
+    assert sorted((doc["kind"], doc["metadata"]["name"]) for _, doc in VOLCANO) == [
+        ("ClusterRole", "myapp-volcano-queues"), ("ClusterRoleBinding", "myapp-volcano-queues"),
+        ("PriorityClass", PRIORITY_CLASS)]
+    assert all("namespace" not in doc["metadata"] for _, doc in VOLCANO)  # all cluster-scoped
+    binding = by_kind(VOLCANO, "ClusterRoleBinding")["myapp-volcano-queues"]
+    assert subject(binding) == ("ClusterRole", "myapp-volcano-queues", "ServiceAccount", "myapp", PLATFORM_NS)
+    assert pod_spec(by_kind(BASE, "Deployment")["myapp-worker"])["serviceAccountName"] == "myapp"
+    priority = by_kind(VOLCANO, "PriorityClass")[PRIORITY_CLASS]
+    assert priority["globalDefault"] is False and priority["preemptionPolicy"] == "Never"
+    assert 0 < priority["value"] < 1_000_000_000  # user range: below the system-* classes
+    # The overlay is the base plus exactly these, unchanged.
+    assert sorted(map(repr, (d for _, d in WITH_VOLCANO))) == sorted(map(repr, (d for _, d in [*BASE, *VOLCANO])))
 
 
 def test_the_table_names_every_kind_the_catalog_renders():
@@ -175,12 +248,14 @@ def test_the_table_names_every_kind_the_catalog_renders():
 
 # --- the table against the requests the backend really makes -------------------------------------
 
-def rbac_of(request) -> tuple[tuple[str, str], str]:
-    """An HTTP request to the API server -> ((group, resource[/subresource]), RBAC verb)."""
+def rbac_of(request) -> tuple[bool, tuple[str, str], str]:
+    """An HTTP request to the API server -> (namespaced?, (group, resource[/subresource]), RBAC verb)."""
     parts = request.path.strip("/").split("/")
     group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
-    assert len(rest) >= 3 and rest[0] == "namespaces", f"not a namespaced request: {request.method} {request.path}"
-    resource, name, sub = rest[2], (rest[3] if len(rest) > 3 else None), (rest[4] if len(rest) > 4 else None)
+    namespaced = len(rest) >= 3 and rest[0] == "namespaces"
+    if namespaced:
+        rest = rest[2:]
+    resource, name, sub = rest[0], (rest[1] if len(rest) > 1 else None), (rest[2] if len(rest) > 2 else None)
     verbs = {"POST": "create", "PATCH": "patch", "PUT": "update"}
     if request.method == "GET":
         verb = "get" if name else ("watch" if request.query.get("watch") in ("true", "1") else "list")
@@ -188,15 +263,23 @@ def rbac_of(request) -> tuple[tuple[str, str], str]:
         verb = "delete" if name else "deletecollection"
     else:
         verb = verbs[request.method]
-    return (group, f"{resource}/{sub}" if sub else resource), verb
+    return namespaced, (group, f"{resource}/{sub}" if sub else resource), verb
 
 
-def observed(requests) -> Grants:
-    out: Grants = defaultdict(set)
+def observed(requests) -> tuple[Grants, Grants]:
+    """What the requests needed: (in a namespace, cluster-wide)."""
+    namespaced: Grants = defaultdict(set)
+    cluster: Grants = defaultdict(set)
     for request in requests:
-        resource, verb = rbac_of(request)
-        out[resource].add(verb)
-    return dict(out)
+        in_namespace, resource, verb = rbac_of(request)
+        (namespaced if in_namespace else cluster)[resource].add(verb)
+    return dict(namespaced), dict(cluster)
+
+
+def with_queue(ctx, quota_gpus: int):
+    """The gang context with the group's Volcano Queue rendered (its spec from one project's quota)."""
+    spec = queue_spec(GPU_GROUP.queue, GPU_GROUP.name, Amount(gpus=16), (QuotaShare(Amount(gpus=quota_gpus)),))
+    return replace(ctx, resource_group=replace(ctx.resource_group, volcano_queue=spec))
 
 
 def add_pods(server, ref, objects) -> None:
@@ -224,17 +307,34 @@ def lifecycle(server, kube, objects, tmp_path) -> None:
 
 
 def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
-    """Every catalog template (and one gang-scheduled, for its PodGroup): submit, adopt, status, logs,
-    metrics, cancel, cleanup. Then the two paths the catalog walk does not reach."""
+    """Every catalog template (and one gang-scheduled, for its PodGroup and its group's Queue): submit,
+    adopt, status, logs, metrics, cancel, cleanup. Then the paths the catalog walk does not reach.
+    In a namespace: exactly the base's WORKER_CALLS; cluster-wide: exactly the Volcano component's."""
+    gang = None
     for name, scenario, args, ctx, resources in SCENARIOS_ALL:
         if scenario != "default" and name != "pytorch-ddp":
             continue  # the gang scenario renders the same kinds plus a PodGroup: one is enough
+        if scenario != "default":
+            gang = (name, args, ctx, resources)
+            ctx = with_queue(ctx, 8)
         lifecycle(double, k8s_backend, render(catalog()[name], args, ctx, resources), tmp_path)
+    # The next gang of the group, after its quota changed: the Queue is read (409) and replaced (PUT).
+    assert gang is not None
+    name, args, ctx, resources = gang
+    k8s_backend.submit(render(catalog()[name], args, replace(with_queue(ctx, 12), run_id=998), resources))
+    assert double.get("scheduling.volcano.sh/v1beta1", "Queue", "", GPU_GROUP.queue)["spec"]["weight"] == 12
     # Another run of a service version finds its Services, HPA and VirtualService in place with
     # other labels (and weights): converged with a merge patch.
     for run in (1, 2):
         args = {**REQUIRED_ARGS["deploy-service"], "previous_version": "v1", "canary_weight": 10 * run}
         k8s_backend.submit(render(catalog()["deploy-service"], args, replace(PLAIN_CTX, run_id=100 + run)))
+    # A serving service's traffic (no workload): created, patched to a new split, cancelled, cleaned up.
+    spec = ServiceSpec(id=1, name="split", project=PLAIN_CTX.project, namespace=NS,
+                       service_account=PLAIN_CTX.service_account)
+    for weights in ({1: 100}, {1: 70, 2: 30}):
+        ref = k8s_backend.submit(serving_traffic(spec, weights, {1: "v1", 2: "v2"}, 2, 10))
+    k8s_backend.cancel(ref)
+    k8s_backend.cleanup(ref, FileLogArchive(tmp_path))
     # Log following reads the pod to see whether a container has ended.
     ref = k8s_backend.submit(render(catalog()["python"], {}, replace(PLAIN_CTX, run_id=999)))
     double.add_pod(NS, f"{ref.job_name}-0", {"myapp.io/job-name": ref.job_name}, phase="Succeeded")
@@ -249,7 +349,7 @@ def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
     for _ in range(2):
         k8s_backend.put_secret(NS, "myapp-run-999-token", {"token": "t"})
     k8s_backend.delete_secret(NS, "myapp-run-999-token")
-    assert observed(double.requests) == WORKER_CALLS
+    assert observed(double.requests) == (WORKER_CALLS, QUEUE_CALLS)
 
 
 def test_the_web_reads_logs_and_metrics_only(double, k8s_backend):
@@ -267,7 +367,7 @@ def test_the_web_reads_logs_and_metrics_only(double, k8s_backend):
     before = len(double.requests)
     assert list(k8s_backend.logs(ref, follow=False))
     k8s_backend.metrics(ref)
-    assert observed(double.requests[before:]) == WEB_CALLS
+    assert observed(double.requests[before:]) == (WEB_CALLS, {})
 
 
 # --- the namespace-management option and the platform's own pods -----------------------------------

@@ -202,11 +202,22 @@ class ServingController:
         entry = p.service.jobs.get(TRAFFIC)
         if entry and entry.get("generation") == p.service.generation and "backend" in entry:
             return True
-        if entry and "backend" in entry:  # a changed split: the new VirtualService replaces the old
-            self._stop(p, TRAFFIC, JobRef.from_dict(entry))
         split = {int(k): w for k, w in p.service.traffic.items()}
-        ref = self._submit(p, TRAFFIC, lambda: manifests.traffic(
-            p.spec, split, labels, p.service.shadow_version_id, p.service.mirror_percent))
+
+        def render() -> list[dict]:
+            return manifests.traffic(p.spec, split, labels, p.service.shadow_version_id, p.service.mirror_percent)
+
+        if entry and "backend" in entry:
+            # A changed split: the same Service and VirtualService, patched in place by the submit (409 ->
+            # merge patch), so the traffic never lacks a route; the stored reference stays until then.
+            try:
+                ref: JobRef | None = p.backend.submit(render())
+            except (BackendError, RenderError) as exc:
+                p.problems.append(f"{TRAFFIC}: cannot change: {exc}")
+                p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
+                return False
+        else:
+            ref = self._submit(p, TRAFFIC, render)
         if ref is None:
             return False
         self._save_jobs(p.service, {**p.service.jobs, TRAFFIC: {**ref.as_dict(), "generation": p.service.generation}})
@@ -226,6 +237,10 @@ class ServingController:
                     render = functools.partial(manifests.model_server, p.spec, _version_spec(row))
                 elif key == ROUTER:
                     render = functools.partial(manifests.router, p.spec)
+                elif key == TRAFFIC:  # only its objects' names matter (the service's): adopted to be deleted
+                    split = {int(k): w for k, w in p.service.traffic.items()}
+                    render = functools.partial(manifests.traffic, p.spec, split, {v: version_key(v) for v in split},
+                                               None, 0)
                 if render is None:
                     jobs = dict(p.service.jobs)
                     jobs.pop(key)

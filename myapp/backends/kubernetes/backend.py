@@ -12,7 +12,7 @@ from typing import Any
 import pydantic
 from kubernetes import client, config
 
-from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL
+from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
 from ...outputs import VOLUME as OUTPUTS_VOLUME
 from ...rendering.pod import pod_templates
 from ..base import (
@@ -41,6 +41,9 @@ from .retry import KubeApiError, RetryPolicy
 CONVERGE_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler", "ConfigMap"})
 # What cancel deletes: the workload and its gang-scheduling PodGroup (Services etc. stay for cleanup).
 CANCEL_KINDS = frozenset({"PodGroup"})
+# What a submission without a workload may hold: a serving service's front Service and traffic split
+# (myapp/serving, serving-traffic). Nothing runs, so it has no pods, logs or metrics: cancel deletes it all.
+ROUTING_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler"})
 DEFAULT_RETRY = RetryPolicy()
 
 
@@ -140,12 +143,15 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
             self._apply_shared(queue)
         refs = [self._ref(obj) for obj in objects]
         workloads = [i for i, r in enumerate(refs) if kind_of(r.api_version, r.kind).workload]
-        if not workloads:
+        if not workloads and not (refs and all(r.kind in ROUTING_KINDS for r in refs)):
             raise InvalidManifest("submit: no workload (Job, Deployment, training job, Notebook, Volcano Job) "
-                               f"among {[_ident(r) for r in refs]}")
+                                  f"among {[_ident(r) for r in refs]}, and not only routing "
+                                  f"({', '.join(sorted(ROUTING_KINDS))})")
         if len({r.namespace for r in refs}) != 1:
             raise InvalidManifest(f"submit: manifests span namespaces {sorted({r.namespace for r in refs})}")
-        primary, job_name = refs[workloads[0]], _job_name(objects[workloads[0]])
+        # Routing only: the VirtualService (else the first object) stands for the rest; its name is the job name.
+        first = workloads[0] if workloads else next((i for i, r in enumerate(refs) if r.kind == "VirtualService"), 0)
+        primary, job_name = refs[first], _job_name(objects[first])
         with self._lock:  # a notebook started again after a stop keeps its name: not cancelled any more
             self._cancelled.discard((primary.namespace, job_name))
         for obj, ref in zip(objects, refs, strict=True):
@@ -170,9 +176,10 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
                 raise InvalidManifest(str(error)) from error
             if error.status == 403:  # the account lacks the cluster-wide grant: asking again cannot help
                 raise PermanentBackendError(
-                    f"{error}: the platform may not manage Volcano Queues on this cluster; grant its worker "
-                    f"account create, get and update on scheduling.volcano.sh queues, or turn gang scheduling "
-                    f"off for the resource group") from error
+                    f"{error}: the platform may not manage Volcano Queues on this cluster; apply the opt-in "
+                    f"component install/components/volcano (kubectl apply -k install/with-volcano), which grants "
+                    f"its worker account create, get and update on scheduling.volcano.sh queues and adds the "
+                    f"PriorityClass {PRIORITY_CLASS}, or turn gang scheduling off for the resource group") from error
             if error.status != 409:
                 raise
         for attempt in range(_SHARED_UPDATES):
@@ -211,7 +218,10 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         meta = {k: obj["metadata"][k] for k in ("labels", "annotations") if obj["metadata"].get(k)}
         if meta:
             desired["metadata"] = meta
-        if not _covers(existing, desired):
+        # A custom resource (the VirtualService) gets no server-side defaults: its spec must be exactly the
+        # submitted one (a removed mirror is a difference); built-ins only have to contain it.
+        exact = kind_of(ref.api_version, ref.kind).typed is None and existing.get("spec") != obj.get("spec")
+        if exact or not _covers(existing, desired):
             self._retry(f"update {_ident(ref)}", lambda: self.api.patch(ref, desired, self.dry_run))
 
     # --- status --------------------------------------------------------------------------
@@ -239,6 +249,11 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
     def status(self, ref: JobRef) -> Status:
         if self._was_cancelled(ref):
             return Status(JobState.CANCELLED, "cancelled")
+        if _routing_only(ref):  # nothing runs: in place or not
+            missing = [_ident(o) for o in ref.objects if self._get_optional(o) is None]
+            if missing:
+                return Status(JobState.FAILED, f"{', '.join(missing)} gone (deleted outside the platform?)")
+            return Status(JobState.RUNNING, "routing in place", url=self._url(ref))
         obj = self._get_optional(ref.primary)
         if obj is None:
             return Status(JobState.FAILED, f"{_ident(ref.primary)} no longer exists (deleted outside the platform?)")
@@ -254,6 +269,8 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
     # --- pods and their logs: the logs.PodLogSource the log readers use ------------------
 
     def list_pods(self, ref: JobRef) -> list[dict[str, Any]]:
+        if _routing_only(ref):
+            return []
         selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
         return self._retry(f"list pods {selector}", lambda: self.api.list_pods(ref.namespace, selector))
 
@@ -270,7 +287,7 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
 
     def workload_finished(self, ref: JobRef) -> bool:
         """Cheap terminal check for log following: the primary object alone."""
-        if self._was_cancelled(ref):
+        if self._was_cancelled(ref) or _routing_only(ref):
             return True
         obj = self._get_optional(ref.primary)
         return obj is None or adapters.workload_status(obj).state in adapters.TERMINAL
@@ -286,6 +303,8 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
             yield from logs_mod.snapshot(self, ref, after)
 
     def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
+        if _routing_only(ref):
+            return []
         pods = self.list_pods(ref)
         if self.prometheus_url:
             def call(what: str, fn: Callable[[], Any]) -> Any:
@@ -307,14 +326,21 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
                 raise
 
     def _delete_pods(self, ref: JobRef) -> None:
+        if _routing_only(ref):
+            return
         selector = pod_selector(ref.primary.kind, ref.primary.api_version, ref.primary.name, ref.job_name)
         self._retry(f"delete pods {selector}", lambda: self.api.delete_pods(ref.namespace, selector))
 
     def cancel(self, ref: JobRef) -> None:
         """Mark the workload cancelled (annotation + in-process marker), then delete it, its
-        PodGroup and its pods. status() reports CANCELLED from then on."""
+        PodGroup and its pods. status() reports CANCELLED from then on. A routing-only submission
+        (no workload: nothing to annotate, no pods) has every object deleted."""
         with self._lock:
             self._cancelled.add((ref.namespace, ref.job_name))
+        if _routing_only(ref):
+            for obj in reversed(ref.objects):
+                self._delete(obj, "Background")
+            return
         try:
             patch = {"metadata": {"annotations": {CANCELLED_ANNOTATION: "true"}}}
             self._retry(f"annotate {_ident(ref.primary)}", lambda: self.api.patch(ref.primary, patch))
@@ -361,6 +387,11 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
                 continue  # the project's outputs volume: every run's outputs, not this attempt's alone
             self._delete(obj, "Background")
         self._delete_pods(ref)
+
+
+def _routing_only(ref: JobRef) -> bool:
+    """A submission without a workload (ROUTING_KINDS only): its primary is not a workload."""
+    return not kind_of(ref.primary.api_version, ref.primary.kind).workload
 
 
 def _field(cluster: Any, name: str) -> Any:

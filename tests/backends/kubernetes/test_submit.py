@@ -128,9 +128,9 @@ def test_unknown_field_in_a_builtin_is_refused_before_sending(double, k8s_backen
 def test_unsupported_kind_and_missing_workload(k8s_backend):
     with pytest.raises(UnsupportedKind):
         k8s_backend.submit([{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": NS}}])
-    service = [m for m in manifests("deploy-service") if m["kind"] == "Service"]
-    with pytest.raises(BackendError, match="no workload"):
-        k8s_backend.submit(service)
+    podgroup = [m for m in manifests("pytorch-ddp", gang=True) if m["kind"] == "PodGroup"]
+    with pytest.raises(BackendError, match="no workload"):  # routing kinds alone are accepted (test_routing.py)
+        k8s_backend.submit(podgroup)
 
 
 def test_retries_500_then_succeeds_with_exponential_backoff(double, k8s_backend, sleeps):

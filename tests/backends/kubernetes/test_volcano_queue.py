@@ -134,6 +134,7 @@ def test_a_queue_changed_between_read_and_replace_is_read_again(double, k8s_back
 
 def test_an_account_without_the_queue_grant_fails_at_once_saying_what_to_grant(double, k8s_backend, sleeps):
     double.inject_fault("POST", r"/queues$", status=403)
-    with pytest.raises(PermanentBackendError, match="grant its worker account create, get and update"):
+    with pytest.raises(PermanentBackendError, match="grants its worker account create, get and update") as raised:
         k8s_backend.submit(gang())
+    assert "install/components/volcano" in str(raised.value) and PRIORITY_CLASS in str(raised.value)
     assert not sleeps and double.store.objects == {}  # not retried, and no job without its queue
