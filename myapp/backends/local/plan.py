@@ -335,7 +335,9 @@ class Planner:
                 "env": {"PYTHONPATH": os.pathsep.join(str(p) for p in sorted(venv.glob("lib/python*/site-packages"))),
                         "VIRTUAL_ENV": str(venv)}}
         folder = share / "kernels" / "python3"
-        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        for made in (venv / "share", share, share / "kernels", folder):  # the job's uid reads them (umask aside)
+            made.chmod(0o755)
         tmp = folder / f".kernel.json.{os.getpid()}"
         tmp.write_text(json.dumps(spec, indent=1, sort_keys=True))
         tmp.chmod(0o644)
