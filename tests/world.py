@@ -60,7 +60,7 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
     world.ids["inference_service"] = created(owner.post("/api/v1/inference_service/", json={
         "project_id": pid, "name": "digits", "model_version_id": world.ids["model_version"]}))["id"]
     world.ids["image_build"] = created(owner.post("/api/v1/image_build/", json={
-        "project_id": pid, "repository": "registry.local/p/env", "tag": "v1", "packages": ["numpy==2.1"]}))["id"]
+        "project_id": pid, "repository": f"registry.local/{pid}/env", "tag": "v1", "packages": ["numpy==2.1"]}))["id"]
     members = owner.get(f"/api/v1/project/{pid}/members").get_json()["items"]
     world.ids["member"] = members[0]["id"]
     return world

@@ -261,7 +261,7 @@ def model_list(as_json: bool) -> None:
     """Every model version you can see (needs `myapp login`)."""
     client = _need_login()
     models = _call(client.models)
-    _print(models, as_json, "\n".join(f"{m['id']}\t{m.get('name')}\tv{m.get('version')}\t{m.get('path', '')}"
+    _print(models, as_json, "\n".join(f"{m['id']}\t{m.get('name')}\tv{m.get('version')}\t{m.get('uri', '')}"
                                       for m in models))
 
 
