@@ -14,6 +14,9 @@ two workers never admit past capacity. A pass waits for the first group it locks
 another run's rows are only ever taken with SKIP LOCKED, so a pass holding a group never waits for a pass
 that waits for it.
 
+Notebooks take part too: a started notebook counts as running in its group and project (never
+preempted), and `admit_notebook` starts one only while it fits what is free and its project's quota.
+
 Tasks without a resource group, and groups whose capacity is unknown (a Kubernetes group with no
 capacity given), are not gated.
 """
@@ -34,6 +37,7 @@ from .extensions import db
 from .models import (
     ClusterKind,
     JobTemplate,
+    Notebook,
     Pipeline,
     PipelineRun,
     Project,
@@ -45,7 +49,9 @@ from .models import (
     TaskState,
 )
 from .models.states import TASK_ACTIVE
+from .notebooks.lifecycle import ACTIVE, render_notebook
 from .scheduler.model import Decision, History, Job, Node, Running, Waiting
+from .scheduler.placement import Plan
 from .scheduler.policy import decide
 from .scheduler.quota import Ledger, Share
 from .usage import Amount, requested
@@ -165,6 +171,7 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
     for aid, task_id, _, started, ended in reversed(finished):
         seconds = (_aware(ended) - _aware(started)).total_seconds()
         snap.history.add(f"task:{task_id}", (done[aid] or Amount()).gpus, max(seconds, 0.0))
+    snap.running += _notebooks(group.id, first)
     quotas = db.session.scalars(sa.select(Quota).where(Quota.resource_group_id == group.id)).all()
     if quotas:
         capacity = (float(sum(n.gpus for n in nodes)), sum(n.cpu for n in nodes), sum(n.memory for n in nodes))
@@ -172,6 +179,24 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
                                            can_borrow=q.can_borrow, can_lend=q.can_lend) for q in quotas}
         snap.ledger = Ledger(capacity, shares, snap.running)
     return snap
+
+
+def _notebooks(group_id: int, node: str) -> list[Running]:
+    """The group's started notebooks (submitted, not stopped): running, on `node`, never preempted."""
+    out = []
+    for nb in db.session.scalars(sa.select(Notebook).where(Notebook.resource_group_id == group_id,
+                                                           Notebook.state.in_(tuple(ACTIVE)))
+                                 .order_by(Notebook.id)):
+        if (nb.job or {}).get("ref"):
+            job = _notebook_job(nb, requested(render_notebook(nb)))
+            out.append(Running(job, {node: job.gpus}, _aware(nb.started_at or nb.created_at).timestamp(),
+                               preemptible=False))
+    return out
+
+
+def _notebook_job(nb: Notebook, amount: Amount) -> Job:
+    return Job(f"notebook:{nb.id}", "notebook", amount.gpus, _aware(nb.created_at).timestamp(),
+               cpu=amount.cpu_millicores / 1000, memory=float(amount.memory_bytes), project=str(nb.project_id))
 
 
 def _requests(stored: dict[int, dict[str, int] | None]) -> dict[int, Amount | None]:
@@ -228,6 +253,29 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
     if attempt.queue_position != position:
         attempt.queue_position = position
     return False
+
+
+def admit_notebook(nb: Notebook) -> str | None:
+    """Why the notebook may not start now ("waiting: project quota cpu 2/2"), or None: it fits its
+    project's quota (the same ledger as task attempts, borrowing included) and a node's free capacity.
+    It neither queues behind waiting attempts nor preempts: it takes what is free now, and its worker
+    asks again every few seconds. The group stays locked until the caller commits (after its submit)."""
+    if nb.resource_group_id is None:
+        return None
+    group = lock_group(nb.resource_group_id)  # the notebook's reconcile locks no other group: never BUSY
+    nodes = nodes_of(group) if group is not None else []
+    if group is None or not nodes:
+        return None
+    snap = snapshot(group, nodes)
+    running = [r for r in snap.running if r.job.id != f"notebook:{nb.id}"]
+    job = _notebook_job(nb, requested(render_notebook(nb)))
+    ledger = None if snap.ledger is None else Ledger(snap.ledger.capacity, snap.ledger.shares, running)
+    why = ledger.refuses(job) if ledger is not None else None
+    if why is None:
+        plan = Plan(nodes, running)
+        if plan.fit(job) is None:
+            why = plan.why_not(job)
+    return None if why is None else f"waiting: {why}"
 
 
 BUSY: Any = object()  # lock_group: another pass holds the group, and this one may not wait for it
@@ -357,7 +405,9 @@ def status(group: ResourceGroup, now: dt.datetime) -> dict[str, Any]:
 
     running = []
     for r in sorted(snap.running, key=lambda r: (r.started, r.job.id)):
-        entry = snap.entries[r.job.id]
+        entry = snap.entries.get(r.job.id)
+        if entry is None:  # a notebook: counted in the use above, not an attempt
+            continue
         running.append(attempt_fields(entry) | {
             "borrowing": ledger.borrowing(r.job.project) if snap.ledger is not None else False,
             "started_at": _iso(entry.started_at or entry.created_at), "preemptions": entry.preemptions,

@@ -187,12 +187,13 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 # ---- notebooks (myapp/notebooks) ---------------------------------------------------------------------------
 def _notebook_hooks() -> Any:
+    from .admission import admit_notebook
     from .backends.registry import backend_for_group, log_archive
     from .notebooks import activity
     from .notebooks.lifecycle import Hooks
 
     return Hooks(backend_for=backend_for_group, archive=log_archive(), prepare=activity.environment_check(),
-                 admit=activity.admission_check())
+                 admit=admit_notebook)
 
 
 @shared_task(name="myapp.notebook_reconcile", bind=True, ignore_result=True)

@@ -1,5 +1,5 @@
-"""What a notebook waits for before it starts (its image's build, its project's quota), and idle
-culling from Jupyter's own activity.
+"""What a notebook waits for before it starts (its image's build; resources are
+`myapp.admission.admit_notebook`'s), and idle culling from Jupyter's own activity.
 
 Idle means no kernel and no terminal activity: Jupyter's `/api/kernels` and `/api/terminals` give
 each one's `last_activity` (a kernel running a cell is busy, never idle). An open browser tab that
@@ -27,17 +27,11 @@ from ..models import (
     NotebookIntent,
     NotebookState,
     Project,
-    Quota,
-    ResourceGroup,
     ServiceState,
-    Task,
-    TaskRun,
     utcnow,
 )
-from ..models.states import TASK_ACTIVE
 from ..rendering.kinds.notebook import url_prefix
-from ..usage import Amount, requested
-from .states import ACTIVE, SERVING, StartError, request_stop, transition
+from .states import SERVING, StartError, request_stop, transition
 
 TIMEOUT = 5.0  # seconds for Jupyter to answer an activity query
 
@@ -67,65 +61,6 @@ def environment_check() -> Callable[[Notebook], str | None]:
         return None
 
     return check
-
-
-def admission_check() -> Callable[[Notebook], str | None]:
-    """`waiting` while the notebook would take its project over its quota in its resource group (or,
-    for a quota that may borrow, over what the group has left): what running task attempts and the
-    project's other notebooks request, counted like the admin's usage page (myapp/usage.py)."""
-    return quota_check
-
-
-def _notebook_requests(nb: Notebook) -> Amount:
-    from .lifecycle import render_notebook  # rendering, in the worker only
-
-    return requested(render_notebook(nb))
-
-
-def _use(group_id: int, project_id: int | None, skip: int) -> Amount:
-    total = Amount()
-    attempts = sa.select(TaskRun.manifests).join(Task, Task.id == TaskRun.task_id).where(
-        Task.resource_group_id == group_id, TaskRun.state.in_(tuple(TASK_ACTIVE)))
-    notebooks = sa.select(Notebook).where(Notebook.resource_group_id == group_id, Notebook.id != skip,
-                                          Notebook.state.in_(tuple(ACTIVE)))
-    if project_id is not None:
-        attempts = attempts.where(TaskRun.project_id == project_id)
-        notebooks = notebooks.where(Notebook.project_id == project_id)
-    for manifests in db.session.scalars(attempts):
-        total.add(requested(manifests or []))
-    for other in db.session.scalars(notebooks):
-        if (other.job or {}).get("token"):  # submitted, not stopped
-            total.add(_notebook_requests(other))
-    return total
-
-
-def quota_check(nb: Notebook) -> str | None:
-    if nb.resource_group_id is None:
-        return None
-    quota = db.session.scalar(sa.select(Quota).filter_by(project_id=nb.project_id,
-                                                         resource_group_id=nb.resource_group_id))
-    if quota is None:
-        return None
-    asks = _notebook_requests(nb)
-    used = _use(nb.resource_group_id, nb.project_id, nb.id)
-    limit = Amount(quota.cpu_millicores, quota.memory_bytes, quota.gpus)
-    over = _over(asks, used, limit)
-    if over is None:
-        return None
-    if quota.can_borrow:  # beyond its quota on what the group has free
-        group = db.session.get(ResourceGroup, nb.resource_group_id)
-        if group is not None and _over(asks, _use(group.id, None, nb.id),
-                                       Amount(group.cpu_millicores, group.memory_bytes, group.gpus)) is None:
-            return None
-    return f"waiting for resources: {over}"
-
-
-def _over(asks: Amount, used: Amount, limit: Amount) -> str | None:
-    for key, unit, scale in (("cpu_millicores", "CPU", 1000), ("memory_bytes", "GiB", 2**30), ("gpus", "GPU", 1)):
-        want, have = getattr(asks, key), getattr(limit, key) - getattr(used, key)
-        if want > have:
-            return f"it asks {want / scale:g} {unit}, {max(have, 0) / scale:g} {unit} of the quota is free"
-    return None
 
 
 def last_activity(upstream: str, prefix: str, token: str, fetch: Callable[[str, str], Any] | None = None

@@ -43,6 +43,7 @@ class Running:
     started: float
     attained: float = 0.0
     preemptions: int = 0
+    preemptible: bool = True  # False: never stopped for another job (a notebook)
 
     def attained_at(self, now: float) -> float:
         """GPU-seconds received over all its runs, up to `now` (the service 2D-LAS ranks by)."""

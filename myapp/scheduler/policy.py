@@ -77,7 +77,7 @@ def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[
     candidates: list[tuple[float, Running]] = []
     if wait_rank is not None and run_rank is not None:
         for r in ctx.running:
-            if r.preemptions < ctx.max_preemptions and (victim := run_rank(r)) is not None:
+            if r.preemptible and r.preemptions < ctx.max_preemptions and (victim := run_rank(r)) is not None:
                 candidates.append((victim, r))
         candidates.sort(key=lambda c: (-c[0], -c[1].started))
     sizes = set(map(_GPUS, ctx.waiting))
@@ -137,7 +137,8 @@ def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
         return None
     gone = set(ctx.decision.preempt)
     borrowers = sorted((r for r in ctx.running if r.job.project != job.project and r.job.id not in gone
-                        and r.preemptions < ctx.max_preemptions and ledger.borrowing(r.job.project)),
+                        and r.preemptible and r.preemptions < ctx.max_preemptions
+                        and ledger.borrowing(r.job.project)),
                        key=lambda r: (not r.job.checkpoints, -r.started, r.job.id))
     if not borrowers:
         return None

@@ -48,10 +48,10 @@ def test_idle_then_culled_after_the_projects_timeout(app, user, notebook_world):
 
 
 def test_a_start_over_the_quota_waits_with_the_reason(app, admin, user, notebook_world):
+    from myapp.admission import admit_notebook
     from myapp.backends.archive import FileLogArchive
     from myapp.extensions import db
     from myapp.models import Notebook, NotebookState
-    from myapp.notebooks import activity
     from myapp.notebooks.lifecycle import Hooks, reconcile
 
     pid, image = notebook_world["project"]["id"], notebook_world["image"]
@@ -66,13 +66,13 @@ def test_a_start_over_the_quota_waits_with_the_reason(app, admin, user, notebook
     first = created(user.post("/api/v1/notebook/", json=body | {"name": "one"}))
     second = created(user.post("/api/v1/notebook/", json=body | {"name": "two"}))
     with app.app_context():
-        db.session.get(Notebook, first["id"]).job = {"ref": None, "token": "x"}  # the first one runs
+        db.session.get(Notebook, first["id"]).job = {"ref": {"job_name": "one"}, "token": "x"}  # the first one runs
         db.session.commit()
         hooks = Hooks(backend_for=lambda _group: None, archive=FileLogArchive("/nonexistent"),  # type: ignore
-                      admit=activity.admission_check())
+                      admit=admit_notebook)
         assert reconcile(second["id"], hooks) == NotebookState.WAITING
         reason = db.session.get(Notebook, second["id"]).reason
-        assert reason.startswith("waiting for resources: it asks 1 CPU, 0 CPU of the quota is free"), reason
+        assert reason == "waiting: project quota cpu 1/1 (this project does not borrow)", reason
         db.session.get(Notebook, first["id"]).job = None  # the first one stopped: room again
         db.session.commit()
-        assert activity.quota_check(db.session.get(Notebook, second["id"])) is None
+        assert admit_notebook(db.session.get(Notebook, second["id"])) is None
