@@ -86,7 +86,8 @@ class Platform:
         self.env = env | {"MYAPP_HOME": str(home), "MYAPP_ADMIN_PASSWORD": self.password, "MYAPP_BASE_URL": self.base}
         subprocess.run([*MYAPP, "init"], env=self.env, check=True, capture_output=True, timeout=300)
         with open(home / "platform.log", "w") as log:  # the platform writes its own copy of the file
-            self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--web-workers", "1"],
+            self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--notebook-port", str(free_port()),
+                                          "--web-workers", "1"],
                                          env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.monotonic() + 90

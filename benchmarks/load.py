@@ -79,8 +79,8 @@ class Platform:
         subprocess.run([*MYAPP, "init"], env=self.env, check=True, capture_output=True, timeout=300)
         self.log = home / "platform.log"
         with open(self.log, "w") as log:
-            self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--web-workers",
-                                          str(args.web_workers)], env=self.env, cwd=ROOT, stdout=log,
+            self.proc = subprocess.Popen([*MYAPP, "run", "--port", str(self.port), "--notebook-port", str(free_port()),
+                                          "--web-workers", str(args.web_workers)], env=self.env, cwd=ROOT, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 90
         while True:

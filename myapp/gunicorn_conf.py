@@ -12,3 +12,10 @@ import os
 worker_class = "gthread"
 threads = int(os.environ.setdefault("MYAPP_WEB_THREADS", "128"))
 accesslog = "-"
+# gunicorn closes a connection idle for `keepalive` seconds (default 2); a client that reuses it just then
+# (the CLI or a test polling every 2 s) gets "connection reset by peer". Longer than clients' usual pauses
+# and than proxies' idle upstream timeouts (nginx: 60 s); idle connections wait in the poller, not a thread.
+keepalive = 75
+# gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl): several
+# platforms on one machine (tests, a second instance) would take it from each other, and nothing here uses it.
+control_socket_disable = True

@@ -26,7 +26,8 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
     init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert init.returncode == 0, init.stderr
     assert "pipeline: digits" in init.stdout
-    platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+    platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
+                                 "--web-workers", "1"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     service_id = None
     try:

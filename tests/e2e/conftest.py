@@ -26,7 +26,8 @@ def platform(tmp_path_factory) -> Iterator[Platform]:
         init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
         assert init.returncode == 0, init.stderr
         with open(home / "platform.log", "w") as log:
-            proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+            proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
+                                     "--web-workers", "1"], env=env,
                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             try:
                 wait_until(lambda: healthy(base), timeout=90, interval=0.5,

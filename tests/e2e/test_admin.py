@@ -49,7 +49,8 @@ def test_admin_sets_up_capacity(platform, tab):
     dialog.get_by_label("Memory").fill("256Gi")
     dialog.get_by_role("button", name="Create").click()
     dialog.wait_for(state="detached")
-    page.get_by_role("cell", name="a100", exact=True).wait_for()
+    # The group's name in the table is the link to its detail page (ResourceGroupsTab.tsx names it).
+    page.get_by_role("link", name="Open resource group a100", exact=True).wait_for()
 
     page.get_by_role("link", name="Quotas").click()
 

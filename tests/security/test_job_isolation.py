@@ -337,7 +337,8 @@ def test_myapp_run_says_when_jobs_cannot_be_isolated(tmp_path: Path, platform_en
     empty = tmp_path / "no-bwrap"
     empty.mkdir()
     env = platform_env(tmp_path / "home") | {"PATH": str(empty)}
-    proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--web-workers", "1"], env=env,
+    proc = subprocess.Popen([*MYAPP, "run", "--port", str(free_port()), "--notebook-port", str(free_port()),
+                             "--web-workers", "1"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = Output(proc.stdout)
     output.start()
@@ -389,7 +390,8 @@ def test_through_myapp_run_a_job_cannot_read_the_platform(tmp_path: Path, platfo
     init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert init.returncode == 0, init.stderr
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
-    platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--web-workers", "1"], env=env,
+    platform = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
+                                 "--web-workers", "1"], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = Output(platform.stdout)
     output.start()
