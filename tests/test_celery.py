@@ -166,7 +166,7 @@ def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, f
     with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
         run = created(user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"]}))
         state = wait_until(lambda: (s := user.get(f"/api/v1/pipeline_run/{run['id']}").get_json()["state"])
-                           in ("succeeded", "failed") and s, timeout=10, interval=0.1,
+                           in ("succeeded", "failed") and s, timeout=30, interval=0.1,
                            what="the worker to finish the run")
     assert state == "succeeded"
     runs = user.get("/api/v1/task_run/", query_string={"pipeline_run_id": run["id"]}).get_json()["items"]
