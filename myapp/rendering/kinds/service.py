@@ -33,22 +33,36 @@ def _routes(b: Build, front: str, current: str) -> list[dict[str, Any]]:
     ]
 
 
-def build(b: Build) -> list[dict]:
-    front, version = b.args["service_name"], b.args["version"]
-    current = k8s_name(front, version)
+def replica_bounds(b: Build) -> tuple[int, int]:
     low, high = b.args["min_replicas"], b.args["max_replicas"]
     if low > high:
         raise ArgumentError("min_replicas", f"{low} is greater than max_replicas {high}")
+    return low, high
+
+
+def version_server(b: Build, replicas: int) -> tuple[str, list[dict]]:
+    """One version's Deployment and its own Service (selected by app=<service>, version=<version>)."""
+    front, version = b.args["service_name"], b.args["version"]
+    name = k8s_name(front, version)
     selector = {"app": front, "version": version}
-    return [
+    return name, [
         render_object("deployment.yaml.j2", {
-            "name": current, "replicas": low, "selector": selector, "image": b.image,
+            "name": name, "replicas": replicas, "selector": selector, "image": b.image,
             "command": b.command, "args": b.cli_args, "port": b.args["port"],
             "resources": b.resources.requirements(),
         }),
         render_object("service.yaml.j2", {
-            "name": current, "selector": selector, "port_name": "http", "target_port": b.args["port"],
+            "name": name, "selector": selector, "port_name": "http", "target_port": b.args["port"],
         }),
+    ]
+
+
+def build(b: Build) -> list[dict]:
+    front = b.args["service_name"]
+    low, high = replica_bounds(b)
+    current, server = version_server(b, low)
+    return [
+        *server,
         render_object("service.yaml.j2", {
             "name": front, "selector": {"app": front}, "port_name": "http", "target_port": b.args["port"],
         }),

@@ -16,7 +16,7 @@ from ..engine import render_object
 from ..errors import ArgumentError
 from ..names import k8s_name
 from .base import Build, Kind
-from .service import fqdn
+from .service import fqdn, replica_bounds, version_server
 
 POD_METRICS = {"gpu": "DCGM_FI_DEV_GPU_UTIL", "rps": "requests_per_second"}
 
@@ -30,19 +30,10 @@ def hpa_metrics(metric: str, target: int) -> list[dict[str, Any]]:
 
 
 def build_model_server(b: Build) -> list[dict]:
-    front, version = b.args["service_name"], b.args["version"]
-    name = k8s_name(front, version)
-    low, high = b.args["min_replicas"], b.args["max_replicas"]
-    if low > high:
-        raise ArgumentError("min_replicas", f"{low} is greater than max_replicas {high}")
-    selector = {"app": front, "version": version}
+    low, high = replica_bounds(b)
+    name, server = version_server(b, max(low, 1))
     return [
-        render_object("deployment.yaml.j2", {
-            "name": name, "replicas": max(low, 1), "selector": selector, "image": b.image, "command": b.command,
-            "args": b.cli_args, "port": b.args["port"], "resources": b.resources.requirements(),
-        }),
-        render_object("service.yaml.j2", {"name": name, "selector": selector, "port_name": "http",
-                                          "target_port": b.args["port"]}),
+        *server,
         render_object("hpa.yaml.j2", {"name": name, "target": name, "min_replicas": max(low, 1),
                                       "max_replicas": high,
                                       "metrics": hpa_metrics(b.args["autoscale_metric"], b.args["autoscale_target"])}),
