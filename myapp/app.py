@@ -11,18 +11,18 @@ from werkzeug.routing import IntegerConverter
 
 from .config import build_config
 from .extensions import appbuilder, cache, csrf, db
-from .plain_data import INT64_MAX
+from .plain_data import INT32_MAX
 
 
 class Int64Converter(IntegerConverter):
-    """`<int:...>` in every URL: an id beyond the 64-bit id columns is 404, so no database ever sees
+    """`<int:...>` in every URL: an id beyond the INTEGER id columns is 404, so no database ever sees
     it (PostgreSQL raises on them). It raises NotFound rather than failing the match, which werkzeug
     would answer with 405 when a route of another method has the same path."""
 
     def to_python(self, value: str) -> Any:
         number = super().to_python(value)
-        if number > INT64_MAX:
-            raise NotFound(f"no object has id {value}: ids fit in 64 bits")
+        if number > INT32_MAX:
+            raise NotFound(f"no object has id {value}: ids fit in 32 bits")
         return number
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from croniter import croniter
 from marshmallow import Schema, ValidationError, fields, validate
 
+from .plain_data import INT32_MAX
 from .rendering.quantity import parse_quantity
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -64,7 +65,8 @@ def StringMap(**kwargs: Any) -> fields.Dict:
     return fields.Dict(keys=fields.String(validate=validate.Length(1, 253)), values=fields.String(), **kwargs)
 
 
-def Int(minimum: int = 0, maximum: int | None = None, **kwargs: Any) -> fields.Integer:
+def Int(minimum: int = 0, maximum: int = INT32_MAX, **kwargs: Any) -> fields.Integer:
+    """A strict integer; without a maximum, one an INTEGER column (an id) can be compared with."""
     return fields.Integer(strict=True, validate=validate.Range(min=minimum, max=maximum), **kwargs)
 
 

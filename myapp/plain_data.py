@@ -1,8 +1,8 @@
 """Limits on data that arrives as JSON or YAML, checked before anything reads it.
 
 One walk over the parsed value finds what the databases cannot store or what would make later
-code fail: nesting deeper than MAX_DEPTH, integers beyond 64 bits (the id columns; PostgreSQL
-refuses them), lone UTF-16 surrogates (psycopg cannot encode them), NUL characters (PostgreSQL's text
+code fail: nesting deeper than MAX_DEPTH, integers beyond 64 bits (no column holds them;
+PostgreSQL refuses them), lone UTF-16 surrogates (psycopg cannot encode them), NUL characters (PostgreSQL's text
 and JSONB refuse them) and NaN or Infinity (not JSON).
 It answers the first problem as (field path, reason), the path written like marshmallow's
 flattened errors ("tasks[1].args.epochs").
@@ -15,6 +15,9 @@ from typing import Any
 
 MAX_DEPTH = 64
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Ids and the other integer columns are INTEGER (32 bits on PostgreSQL): a value beyond compared with
+# one fails the statement ("integer out of range"), so inputs meant for them are bounded here first.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -35,7 +35,7 @@ ONLY = os.environ.get("MYAPP_FUZZ_ONLY")  # a path regex: fuzz only those operat
 SEED = 20240612
 PHASES = ["examples", "coverage", "fuzzing"]
 CHECKS = ["not_a_server_error", "status_code_conformance", "content_type_conformance", "response_schema_conformance"]
-INT64_MAX = 2**63 - 1
+ID_MAX = 2**31 - 1  # the INTEGER id columns; larger ids are sent as generated
 
 # Body and query fields that reference another object, and the world object they get.
 REFS = {"project_id": "project", "pipeline_id": "pipeline", "task_run_id": "task_run",
@@ -102,12 +102,12 @@ class FuzzWorld:
 
 
 def plausible_id(value: Any) -> bool:
-    """What a URL's <int:...> or a JSON id could address: digits (as text in a path) within 64 bits."""
+    """What a URL's <int:...> or a JSON id could address: digits (as text in a path) within the id columns."""
     if isinstance(value, bool):
         return False
     if isinstance(value, str):
-        return value.isascii() and value.isdigit() and int(value) <= INT64_MAX
-    return isinstance(value, int) and 0 <= value <= INT64_MAX
+        return value.isascii() and value.isdigit() and int(value) <= ID_MAX
+    return isinstance(value, int) and 0 <= value <= ID_MAX
 
 
 def point_refs(data: Any, ids: dict[str, int]) -> None:

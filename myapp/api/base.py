@@ -21,7 +21,7 @@ from marshmallow import Schema
 
 from ..extensions import db
 from ..models import Project, ProjectRole
-from ..plain_data import INT64_MAX, INT64_MIN
+from ..plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .errors import FieldError, NotFound
 from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
 from .responses import ref as schema_ref
@@ -271,8 +271,10 @@ class ResourceApi(BaseApi):
                 return raw == "true"
             if isinstance(ctype, sa.Integer):
                 value = int(raw)
-                if not INT64_MIN <= value <= INT64_MAX:
-                    raise ValueError("must be an integer that fits in 64 bits")
+                bits, low, high = (64, INT64_MIN, INT64_MAX) if isinstance(ctype, sa.BigInteger) else (
+                    32, INT32_MIN, INT32_MAX)
+                if not low <= value <= high:
+                    raise ValueError(f"must be an integer that fits in {bits} bits")
                 return value
         except ValueError as exc:
             reason = str(exc) if "must be" in str(exc) else "must be an integer"

@@ -28,6 +28,7 @@ from ..models import (
     ServiceState,
     TaskRun,
 )
+from ..plain_data import INT64_MAX
 from ..serving import traffic as split
 from ..serving.router_client import RouterUnavailable, control, forward, router_token
 from . import pipelines
@@ -57,7 +58,7 @@ class SignatureSchema(StrictSchema):
 
 class ModelFileSchema(StrictSchema):
     path = fields.String(required=True, validate=validate.Length(1, 1024))
-    size = Int(0)
+    size = Int(0, INT64_MAX)  # bytes, kept in JSON
 
 
 class ModelVersionSchema(StrictSchema):

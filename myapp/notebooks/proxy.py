@@ -69,12 +69,16 @@ class NotebookProxy:
         return self._session
 
     # -- the member check -------------------------------------------------------------------------------
+    @staticmethod
+    def _who(request: web.Request) -> str:
+        parts = request.path.split("/", 4)  # "", "notebook", project, name, rest
+        prefix = "/".join(parts[:4]) + "/"
+        return hashlib.sha256("\n".join((request.headers.get("Cookie", ""), request.headers.get("Authorization", ""),
+                                         prefix)).encode()).hexdigest()
+
     async def authorize(self, request: web.Request) -> Allowed | web.Response:
         path = request.path
-        parts = path.split("/", 4)  # "", "notebook", project, name, rest
-        prefix = "/".join(parts[:4]) + "/"
-        who = hashlib.sha256("\n".join((request.headers.get("Cookie", ""), request.headers.get("Authorization", ""),
-                                        prefix)).encode()).hexdigest()
+        who = self._who(request)
         cached = self._cache.get(who)
         if cached is not None and cached.expires > time.monotonic():
             return cached
@@ -120,7 +124,16 @@ class NotebookProxy:
         target = allowed.upstream + request.rel_url.raw_path_qs
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return await self._websocket(request, allowed, target)
-        return await self._http(request, allowed, target)
+        try:
+            return await self._http(request, allowed, target)
+        except aiohttp.ClientConnectorError as exc:
+            # Nothing listens there: the allowance may predate a stop. The platform says why (409
+            # "stopped", 404 deleted); only when it still names this upstream is the notebook unreachable.
+            self._cache.pop(self._who(request), None)
+            again = await self.authorize(request)
+            if isinstance(again, web.Response):
+                return again
+            return web.json_response({"message": f"the notebook does not answer: {exc}"}, status=502)
 
     async def _http(self, request: web.Request, allowed: Allowed, target: str) -> web.StreamResponse:
         data = request.content if request.body_exists else None
@@ -136,6 +149,8 @@ class NotebookProxy:
                     await response.write(chunk)
                 await response.write_eof()
                 return response
+        except aiohttp.ClientConnectorError:
+            raise  # not reached at all: handle() asks the platform again
         except aiohttp.ClientError as exc:
             return web.json_response({"message": f"the notebook does not answer: {exc}"}, status=502)
 

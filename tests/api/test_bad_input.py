@@ -97,6 +97,25 @@ def test_nan_and_infinity_are_refused_naming_the_field(admin, user, project, con
     assert user.get(f"/api/v1/pipeline/{pipe['id']}/graph").get_json()["tasks"] == []
 
 
+# ---- ids beyond the INTEGER columns (32 bits): PostgreSQL fails a statement comparing one -------------
+WIDE = 2**40
+
+
+def test_ids_beyond_32_bits_are_404_or_named(admin, user, project):
+    cat = build_catalog(admin)
+    assert user.get(f"/api/v1/pipeline/{WIDE}").status_code == 404
+    resp = user.post("/api/v1/pipeline/", json={"project_id": WIDE, "name": "wide"})
+    assert resp.status_code == 400 and "project_id" in errors_of(resp)
+    resp = user.get("/api/v1/pipeline/", query_string={"project_id": str(WIDE)})
+    assert resp.status_code == 400 and "32 bits" in errors_of(resp)["project_id"]
+    pipe = created(user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "w"}))
+    resp = user.put(f"/api/v1/pipeline/{pipe['id']}/graph", json={"tasks": [
+        {"key": "a", "name": "a", "template_id": cat["job_template"]},
+        {"key": "b", "name": "b", "template_id": WIDE}], "edges": []})
+    assert resp.status_code == 400 and "tasks[1].template_id" in errors_of(resp)
+    assert user.get(f"/api/v1/pipeline/{pipe['id']}/graph").get_json()["tasks"] == []
+
+
 @pytest.mark.parametrize("depth", [100, 10_000])
 def test_deep_nesting_is_refused(user, project, depth):
     body = obj(project_id=project["id"], name='"deep"', description="[" * depth + "]" * depth)
