@@ -26,6 +26,8 @@ INSTALL_REQUIRES = [
     "limits>=5,<6",
     # The notebook proxy (myapp/notebooks/proxy.py): HTTP and websockets to JupyterLab, beside gunicorn.
     "aiohttp>=3.9,<4",
+    # myapp/sealed.py: secrets kept in SQL (webhook secrets, notebook tokens) are Fernet-encrypted.
+    "cryptography>=42",
 ]
 
 TEST_REQUIRES = [
