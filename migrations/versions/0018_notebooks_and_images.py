@@ -1,0 +1,17 @@
+"""Reserved for: notebooks and images (issue 14). Empty until that work needs a schema change.
+
+Revision ID: 0018
+Revises: 0017
+"""
+revision = "0018"
+down_revision = "0017"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    pass
+
+
+def downgrade() -> None:
+    pass
