@@ -1,4 +1,4 @@
-# The platform image: web (gunicorn), Celery worker and beat all run from it.
+# The platform image: web (gunicorn), Celery worker, beat and the notebook proxy all run from it.
 #   docker build -t myapp .
 FROM python:3.11-slim
 
@@ -23,7 +23,8 @@ COPY templates ./templates
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap \
     && rm -rf /var/lib/apt/lists/*
-RUN pip install -e . \
+# Extras: JupyterLab for local notebooks, the model servers' libraries for local serving.
+RUN pip install -e ".[notebook,serving]" \
     && groupadd --system --gid 10001 myapp \
     && useradd --system --uid 10001 --gid myapp --home-dir /data --no-create-home \
         --shell /usr/sbin/nologin myapp \
@@ -33,7 +34,7 @@ RUN pip install -e . \
 # Numeric user, so Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
 VOLUME ["/data"]
-EXPOSE 8080
+EXPOSE 8080 8081
 
 # myapp/gunicorn_conf.py: gthread workers with MYAPP_WEB_THREADS (128) threads each, for event streams.
 CMD ["gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", "0.0.0.0:8080", "--workers", "4", "myapp.wsgi:app"]

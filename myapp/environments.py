@@ -17,14 +17,17 @@ Layout of the root::
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +151,44 @@ def register(root: Path, namespace: str, image: str, env_hash: str) -> None:
 
 def unregister(root: Path, namespace: str, image: str) -> None:
     _image_file(root, namespace, image).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked(root: Path, env_hash: str) -> Iterator[None]:
+    """One writer of an environment at a time: its build, a registration that relies on it, its removal."""
+    with open(Path(root) / f".{env_hash}.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def registered_hashes(root: Path) -> set[str]:
+    """Every environment some project's image stands for."""
+    out = set()
+    for path in (Path(root) / IMAGES).glob("*/*.json"):
+        try:
+            out.add(str(json.loads(path.read_text()).get("environment", "")))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def forget(root: Path, namespace: str, image: str) -> str | None:
+    """A project's image deleted from the catalog: ``resolve`` no longer finds it, and its environment is
+    removed when no other image (of any project) stands for the same content. Returns the removed hash."""
+    path = _image_file(root, namespace, image)
+    try:
+        env_hash = str(json.loads(path.read_text()).get("environment", ""))
+    except (OSError, ValueError, AttributeError):
+        env_hash = ""
+    path.unlink(missing_ok=True)
+    if find(root, env_hash) is None:
+        return None
+    with locked(root, env_hash):  # a build registering the same content waits, then finds it gone
+        if env_hash in registered_hashes(root):
+            return None
+        (Path(root) / env_hash / MARKER).unlink(missing_ok=True)  # incomplete first: never handed out half-removed
+        shutil.rmtree(Path(root) / env_hash, ignore_errors=True)
+    return env_hash
 
 
 def resolve(image: str, namespace: str, root: Path | None = None) -> Environment | None:

@@ -29,7 +29,7 @@ from .api.notebooks import PATH
 from .api.scope import check_project
 from .extensions import csrf, db
 from .models import Notebook, Project, ProjectRole
-from .notebooks.lifecycle import SERVING
+from .notebooks.states import SERVING, jupyter_token, not_serving
 
 PREFIX = "/api/v1/notebook/ext-authz"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -79,10 +79,9 @@ def check(rest: str) -> Response:
         nb = db.session.scalar(sa.select(Notebook).filter_by(project_id=project.id, name=match["name"]))
         if nb is None:
             raise missing
-        token = (nb.job or {}).get("token")
+        token = jupyter_token(nb)
         if nb.state not in SERVING or not token:
-            raise ApiError(f"notebook {nb.name} is {nb.state.value}" + (f": {nb.reason}" if nb.reason else ""),
-                           status=409)
+            raise ApiError(not_serving(nb), status=409)
     except ApiError as error:
         return _denied(error)
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 import importlib.util
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -439,3 +440,51 @@ def test_platform_pods_run_restricted_under_their_own_account(kind, name, accoun
             assert env["MYAPP_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
     bound = {subject(doc)[3] for _, doc in EVERYTHING if doc["kind"] == "RoleBinding"}
     assert (account in bound) is token
+
+
+# ---- docker compose -----------------------------------------------------------------------------------
+def test_compose_starts_the_notebook_proxy_where_local_notebooks_listen(app, monkeypatch):
+    """The proxy shares the worker's network (local JupyterLab listens on its loopback), asks the web's
+    member check with the key both derive from SECRET_KEY, and browsers reach it where the API's links say."""
+    import myapp.notebooks.proxy as proxy_module
+    from myapp.api.notebooks import proxy_key
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    proxy = services["notebook-proxy"]
+    assert proxy["image"] == services["worker"]["image"] == services["web"]["image"]
+    assert proxy["command"][:3] == ["python", "-m", "myapp.notebooks.proxy"]
+    assert proxy["network_mode"] == "service:worker" and services["worker"]["command"] == ["myapp", "worker"]
+
+    started: dict[str, Any] = {}
+
+    class Recorded(proxy_module.NotebookProxy):
+        def __init__(self, web_url: str, key: str, **kwargs: Any) -> None:
+            super().__init__(web_url, key, **kwargs)
+            started.update(web=web_url, key=key)
+
+    monkeypatch.setattr(proxy_module, "NotebookProxy", Recorded)
+    monkeypatch.setattr(proxy_module.web, "run_app", lambda _app, host, port, print: started.update(bind=(host, port)))
+    monkeypatch.delenv("MYAPP_NOTEBOOK_PROXY_KEY", raising=False)
+    monkeypatch.setenv("SECRET_KEY", app.config["SECRET_KEY"])
+    proxy_module.main(proxy["command"][3:])
+    # The web service by its compose name and port; the same key the web's authz check expects.
+    web_port = services["web"]["command"][services["web"]["command"].index("--bind") + 1].rsplit(":", 1)[1]
+    assert started["web"] == f"http://web:{web_port}"
+    with app.test_request_context():
+        assert app.config.get("MYAPP_NOTEBOOK_PROXY_KEY") is None and started["key"] == proxy_key()
+    host, port = started["bind"]
+    assert host == "0.0.0.0"
+    published = [m for p in services["worker"]["ports"] if (m := re.fullmatch(
+        r"\$\{MYAPP_BIND:-127\.0\.0\.1\}:\$\{MYAPP_NOTEBOOK_PORT:-(\d+)\}:" + str(port), p))]
+    assert published, services["worker"]["ports"]
+    # MYAPP_NOTEBOOK_URL (the API's notebook links) names the published port by default.
+    assert proxy["environment"]["MYAPP_NOTEBOOK_URL"] == f"${{MYAPP_NOTEBOOK_URL:-http://127.0.0.1:{published[0][1]}}}"
+    assert "MYAPP_NOTEBOOK_URL" in services["web"]["environment"]
+
+
+def test_the_image_installs_what_local_notebooks_and_model_servers_need():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'pip install -e ".[notebook,serving]"' in dockerfile
+    setup = (ROOT / "setup.py").read_text()
+    assert '"notebook": ["jupyterlab' in setup and '"serving": [' in setup

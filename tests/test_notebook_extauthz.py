@@ -92,6 +92,29 @@ def test_a_notebook_that_does_not_run_is_409(app, world):
     assert "Authorization" not in answer.headers
 
 
+def test_a_sealed_token_is_opened_for_upstream_and_another_keys_is_not(app, world):
+    """The row keeps the token sealed (what the worker writes); the check hands Envoy the plain value."""
+    from myapp import sealed
+    from myapp.extensions import db
+    from myapp.models import Notebook
+    from myapp.notebooks.states import TOKEN_PURPOSE
+
+    def store(value):
+        with app.app_context():
+            db.session.get(Notebook, world["notebook"]["id"]).job = {"ref": None, "token": value}
+            db.session.commit()
+
+    store(sealed.seal(app.config["SECRET_KEY"], TOKEN_PURPOSE, "sealed-jupyter-token"))
+    answer = signed_in(app, world["owner"]).get(world["path"])
+    assert answer.status_code == 200 and answer.headers["Authorization"] == "token sealed-jupyter-token"
+    # Sealed under another SECRET_KEY (rotated): no token to give, the notebook must be started again.
+    store(sealed.seal("another secret key of the platform", TOKEN_PURPOSE, "sealed-jupyter-token"))
+    answer = signed_in(app, world["owner"]).get(world["path"])
+    assert answer.status_code == 409 and "Authorization" not in answer.headers
+    assert answer.get_json()["message"] == ("notebook lab must be started again: its token cannot be read "
+                                            "(SECRET_KEY changed?)")
+
+
 def test_upstream_cookie_drops_only_the_platforms():
     from myapp.notebook_extauthz import NO_COOKIE, upstream_cookie
 

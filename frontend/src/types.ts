@@ -129,6 +129,9 @@ export type BuildSource = ImageBuild["source"];
 export type BuildLog = Schemas["BuildLog"];
 export type BuildLogLine = Schemas["BuildLogLine"];
 export type ImageUsage = Schemas["ImageUsage"];
+/** A project's push credentials for Kaniko builds: whether set and for which registry, never the secret. */
+export type RegistryCredentialsState = Schemas["RegistryCredentialsState"];
+export type RegistryCredentialsBody = Schemas["RegistryCredentials"];
 /** What an attempt wrote to MYAPP_OUTPUT_DIR and the metrics it reported (metrics.jsonl). */
 export type TaskOutputs = Schemas["TaskOutputs"];
 export type OutputFile = Schemas["OutputFile"];

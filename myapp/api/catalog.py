@@ -13,6 +13,7 @@ from ..rendering.args import SchemaError, check_property
 from ..rendering.kinds import KINDS
 from .base import ResourceApi
 from .errors import NotFound
+from .images import forget_environment
 from .responses import ARGS_SCHEMA
 from .scope import check_project, visible_project_ids
 
@@ -44,6 +45,9 @@ class ImageApi(ResourceApi):
         if image.project_id is not None:
             check_project(image.project_id, needed, NotFound(self.label, pk))
         return image
+
+    def before_delete(self, obj: Image) -> None:
+        forget_environment(obj)  # its local environment's index entry goes with it (docs/images.md)
 
 
 class JobTemplateSchema(StrictSchema):

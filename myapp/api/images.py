@@ -12,10 +12,12 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import ValidationError, fields, validate, validates_schema
 
+from .. import environments
 from ..environments import check_requirements, parse_requirements
 from ..errors import FieldError, Kind
 from ..extensions import db
 from ..fields import ImageRepository, ImageTag, Int, StrictSchema
+from ..images import credentials
 from ..images.dockerfile import APT_PACKAGE, IMAGE
 from ..images.logs import log_path, read_lines
 from ..models import (
@@ -25,15 +27,17 @@ from ..models import (
     JobTemplate,
     Notebook,
     Project,
+    ProjectRole,
     ResourceGroup,
     ServiceState,
     Task,
 )
 from .base import Ref, ResourceApi, bounded_int, query_args
+from .errors import NotFound
 from .pipelines import enqueue
-from .responses import INTEGER, STRING, array, component, enum_of, nullable, obj
+from .responses import BOOLEAN, INTEGER, STRING, array, component, enum_of, nullable, obj
 from .routing import json_body, on_commit, route
-from .scope import current_user, visible_project_ids
+from .scope import check_project, current_user, visible_project_ids
 
 MAX_LOG_LINES = 20_000
 BUILD_LINE = component("BuildLogLine", obj({"seq": INTEGER, "line": STRING}))
@@ -41,6 +45,8 @@ _STATE = enum_of(ServiceState)
 BUILD_LOG = component("BuildLog", obj({"state": _STATE, "reason": nullable(STRING), "items": array(BUILD_LINE)}))
 BUILD_LOG_EVENTS = {"oneOf": [BUILD_LOG], "description": "`lines` events: BuildLog (new lines); `end`: BuildLog "
                                                          "(no lines) once the build has finished"}
+REGISTRY_CREDENTIALS = component("RegistryCredentialsState", obj({
+    "set": BOOLEAN, "registry": nullable(STRING), "updated_at": nullable(STRING)}))
 IMAGE_USAGE = component("ImageUsage", obj({
     "image": STRING,
     "notebooks": array(obj({"id": INTEGER, "name": STRING, "project_id": INTEGER})),
@@ -92,6 +98,12 @@ def _source_of(data: dict[str, Any]) -> str:
     if data.get("notebook_id"):
         return BuildSource.NOTEBOOK.value
     return BuildSource.PACKAGES.value
+
+
+class RegistryCredentialsSchema(StrictSchema):
+    registry = fields.String(required=True, validate=validate.Length(1, 253))
+    username = fields.String(required=True, validate=validate.Length(1, 255))
+    password = fields.String(required=True, load_only=True, validate=validate.Length(1, 4096))
 
 
 class ImageBuildApi(ResourceApi):
@@ -174,6 +186,59 @@ class ImageBuildApi(ResourceApi):
     def usage(self, pk: int):
         build = self.load(pk)
         return jsonify(image_usage(build.reference, build.project_id))
+
+    # A project's registry credentials (myapp/images/credentials.py): owners set or clear them, members
+    # see whether they are set and for which registry; the credentials themselves are never answered.
+    @route("/project/<int:pk>/registry_credentials", summary="Whether the project (pk) has push credentials, and for "
+           "which registry", response=REGISTRY_CREDENTIALS)
+    def registry_credentials(self, pk: int):
+        _project(pk, ProjectRole.VIEWER)
+        return _no_store(jsonify(credentials.describe(pk)))
+
+    @route("/project/<int:pk>/registry_credentials", methods=("PUT",), permission="write",
+           body=RegistryCredentialsSchema, response=REGISTRY_CREDENTIALS,
+           summary="Set the project's (pk) push credentials for Kaniko builds (owners); stored sealed")
+    def set_registry_credentials(self, pk: int):
+        _project(pk, ProjectRole.OWNER)
+        data = RegistryCredentialsSchema().load(json_body())
+        credentials.store(pk, data["registry"], data["username"], data["password"])
+        db.session.flush()
+        return _no_store(jsonify(credentials.describe(pk)))
+
+    @route("/project/<int:pk>/registry_credentials", methods=("DELETE",), permission="write",
+           summary="Forget the project's (pk) push credentials (owners)", response=REGISTRY_CREDENTIALS)
+    def clear_registry_credentials(self, pk: int):
+        _project(pk, ProjectRole.OWNER)
+        if not credentials.clear(pk):
+            raise NotFound("registry credentials of project", pk)
+        db.session.flush()
+        return _no_store(jsonify(credentials.describe(pk)))
+
+
+def _project(project_id: int, needed: ProjectRole) -> None:
+    missing = NotFound("project", project_id)
+    if db.session.get(Project, project_id) is None:
+        raise missing
+    check_project(project_id, needed, missing)
+
+
+def _no_store(response: Any) -> Any:
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def forget_environment(image: Image) -> None:
+    """A project's image leaves the catalog (`DELETE /api/v1/image/{id}`): once that commits, local jobs
+    and notebooks no longer find its environment, which goes too when no other image has its content."""
+    if image.project_id is None:
+        return  # a shared image stands for no environment: builds register their project's images only
+    namespace = db.session.get(Project, image.project_id).namespace
+    root, reference = environments.default_root(), f"{image.repository}:{image.tag}"
+
+    def forget() -> None:
+        environments.forget(root, namespace, reference)
+
+    on_commit(forget)
 
 
 def image_usage(reference: str, project_id: int) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 member check the notebook proxy asks before every request (`GET /api/v1/notebook/authz`)."""
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 from typing import Any
@@ -29,6 +28,7 @@ from ..models import (
     ServiceState,
     utcnow,
 )
+from ..notebooks import derived_proxy_key
 from ..notebooks import states as lifecycle
 from ..rendering import ArgumentError
 from ..rendering.kinds.notebook import url_prefix
@@ -54,7 +54,7 @@ def proxy_key() -> str:
     configured = current_app.config.get("MYAPP_NOTEBOOK_PROXY_KEY")
     if configured:
         return str(configured)
-    return hmac.new(str(current_app.config["SECRET_KEY"]).encode(), b"myapp-notebook-proxy", hashlib.sha256).hexdigest()
+    return derived_proxy_key(str(current_app.config["SECRET_KEY"]))
 
 
 def enqueue(notebook_id: int) -> None:
@@ -182,10 +182,9 @@ class NotebookApi(ResourceApi):
         nb = db.session.scalar(sa.select(Notebook).filter_by(project_id=project.id, name=match["name"]))
         if nb is None:
             raise missing
-        token = (nb.job or {}).get("token")
+        token = lifecycle.jupyter_token(nb)
         if nb.state not in lifecycle.SERVING or not nb.upstream or not token:
-            raise ApiError(f"notebook {nb.name} is {nb.state.value}" + (f": {nb.reason}" if nb.reason else ""),
-                           status=409)
+            raise ApiError(lifecycle.not_serving(nb), status=409)
         return jsonify(upstream=nb.upstream, token=token, prefix=url_prefix(project.name, nb.name),
                        notebook_id=nb.id)
 

@@ -54,6 +54,10 @@ class JobRef:
                    primary=ObjectRef(**data["primary"]), objects=tuple(ObjectRef(**o) for o in data["objects"]))
 
 
+# A pending Status whose reason starts so is fetching its image (a notebook shows "pulling").
+PULLING_IMAGE = "pulling image"
+
+
 @dataclass(frozen=True)
 class Status:
     state: JobState

@@ -9,7 +9,6 @@ half-way leaves no environment that ``find`` would hand out, and the next build 
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -17,12 +16,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from ..backends.local import sandbox
-from ..environments import MARKER, Environment, content_hash, find, python_version
+from ..environments import MARKER, Environment, content_hash, find, locked, python_version
 
 # The platform's settings that say where the package index is and how to reach it; nothing else of
 # its environment (database URL, secret key) reaches a build.
@@ -37,13 +35,6 @@ class BuildError(Exception):
     """The build failed; the message says why (pip's own words: the tail of its output)."""
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        yield
-
-
 def build_environment(root: Path, base_image: str | None, packages: list[str], namespace: str, emit: Emit, *,
                       uids_table: Path, isolation: sandbox.Isolation | None = None,
                       timeout: float = DEFAULT_TIMEOUT) -> tuple[Environment, bool]:
@@ -51,7 +42,7 @@ def build_environment(root: Path, base_image: str | None, packages: list[str], n
     root = Path(root)
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     env_hash = content_hash(base_image, packages)
-    with _locked(root / f".{env_hash}.lock"):
+    with locked(root, env_hash):
         found = find(root, env_hash)
         if found is not None:
             emit(f"environment {env_hash} is already built for this content: reused from the cache")

@@ -36,8 +36,9 @@ from ..models import (
     utcnow,
 )
 from ..rendering import RenderError
+from ..sealed import SealError
 from ..task_manifests import group_spec, template_data
-from . import kaniko
+from . import credentials, kaniko
 from .builder import BuildError, build_environment
 from .dockerfile import dockerfile_for
 from .logs import LogWriter, log_path
@@ -168,7 +169,10 @@ def _local(build: ImageBuild, log: LogWriter) -> Image:
     build = db.session.get(ImageBuild, build_id)
     build.environment, build.cached = env.hash, cached
     image = _register(build, env.hash)
-    environments.register(root, namespace, reference, env.hash)
+    with environments.locked(root, env.hash):  # not removed between finding it and naming it (forget())
+        if environments.find(root, env.hash) is None:
+            raise Failed(f"environment {env.hash} was removed while this build registered it: build again")
+        environments.register(root, namespace, reference, env.hash)
     return image
 
 
@@ -190,25 +194,51 @@ def _register(build: ImageBuild, env_hash: str | None) -> Image:
 # ---- on Kubernetes -----------------------------------------------------------------------------------
 def _kaniko(build: ImageBuild, log: LogWriter, poll_seconds: float, sleep: Callable[[float], None]) -> Image:
     backend = backend_for_group(build.resource_group_id)
+    namespace = db.session.get(Project, build.project_id).namespace
     if build.backend_ref is None:
-        ref = backend.submit(_manifests(build, log))
+        secret = _push_secret(build, backend, namespace, log)
+        ref = backend.submit(_manifests(build, log, secret))
         build.backend_ref = ref.as_dict()
         db.session.commit()
         log(f"submitted Kaniko Job {ref.namespace}/{ref.primary.name}")
     ref = JobRef.from_dict(build.backend_ref)
     timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
     state = _follow(backend, ref, log, time.monotonic() + timeout, poll_seconds, sleep)
-    try:
-        backend.cleanup(ref, log_archive())
-    except BackendError as exc:
-        log(f"cleanup of the Kaniko Job failed (it stays until deleted): {exc}")
+    _cleanup(backend, ref, namespace, build.id, log)  # (a worker lost mid-build: the next drive gets here)
     if state.state != JobState.SUCCEEDED:
         raise Failed(f"the Kaniko build {state.state.value}: {state.reason or 'see the log'}\n{log.tail()}".strip())
     build = db.session.get(ImageBuild, build.id)
     return _register(build, None)
 
 
-def _manifests(build: ImageBuild, log: LogWriter) -> list[dict]:
+def _push_secret(build: ImageBuild, backend: Backend, namespace: str, log: LogWriter) -> str:
+    """The Secret `push` mounts: the project's stored credentials put for this build alone, else the
+    namespace's `registry-credentials` an admin made (docs/images.md)."""
+    try:
+        data = credentials.build_secret(build.project_id)
+    except SealError as exc:
+        raise Failed(f"the project's registry credentials cannot be read ({exc}): set them again") from exc
+    if data is None:
+        log(f"pushing with the namespace's Secret {kaniko.REGISTRY_SECRET} (the project stores no credentials)")
+        return kaniko.REGISTRY_SECRET
+    name = credentials.secret_name(build.id)
+    backend.put_secret(namespace, name, data)
+    log("pushing with the project's registry credentials")
+    return name
+
+
+def _cleanup(backend: Backend, ref: JobRef, namespace: str, build_id: int, log: LogWriter) -> None:
+    try:
+        backend.cleanup(ref, log_archive())
+    except BackendError as exc:
+        log(f"cleanup of the Kaniko Job failed (it stays until deleted): {exc}")
+    try:
+        backend.delete_secret(namespace, credentials.secret_name(build_id))  # absent: nothing to do
+    except BackendError as exc:
+        log(f"deleting the build's registry Secret failed: {exc}")
+
+
+def _manifests(build: ImageBuild, log: LogWriter, registry_secret: str) -> list[dict]:
     project = db.session.get(Project, build.project_id)
     template = db.session.scalar(sa.select(JobTemplate).filter_by(name=TEMPLATE).order_by(JobTemplate.id.desc()))
     if template is None:
@@ -224,7 +254,8 @@ def _manifests(build: ImageBuild, log: LogWriter) -> list[dict]:
     try:
         return kaniko.render_build(template_data(template), project=project.name, namespace=project.namespace,
                                    service_account=project.service_account, build_id=build.id,
-                                   reference=build.reference, dockerfile=text, group=group_spec(group))
+                                   reference=build.reference, dockerfile=text, group=group_spec(group),
+                                   registry_secret=registry_secret)
     except RenderError as exc:
         raise Failed(f"cannot render the Kaniko Job: {exc}") from exc
 

@@ -204,3 +204,15 @@ class ImageBuild(IdMixin, TimestampMixin, Model):
     @property
     def is_finished(self) -> bool:
         return self.state in (ServiceState.SUCCEEDED, ServiceState.FAILED)
+
+
+class RegistryCredentials(TimestampMixin, Model):
+    """A project's push credentials for Kaniko builds (myapp/images/credentials.py): a dockerconfigjson
+    sealed at rest (myapp/sealed.py, purpose "registry-credentials"), never answered; one per project."""
+
+    __tablename__ = "registry_credentials"
+
+    project_id: Mapped[int] = mapped_column(sa.ForeignKey("project.id", ondelete="CASCADE"), primary_key=True)
+    server: Mapped[str] = mapped_column(sa.String(253), nullable=False)  # the registry host ("registry" is taken)
+    username: Mapped[str] = mapped_column(sa.String(255), nullable=False)
+    sealed_config: Mapped[str] = mapped_column(sa.Text, nullable=False)

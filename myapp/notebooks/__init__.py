@@ -5,3 +5,14 @@ does: render, token Secret, submit, poll, stop, delete), `activity.py` (what a s
 image's build, its project's quota; idle culling from Jupyter's own activity), `proxy.py` (the asyncio
 reverse proxy `myapp run` starts beside the web app). See docs/notebooks.md.
 """
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+
+def derived_proxy_key(secret_key: str) -> str:
+    """The key the notebook proxy proves itself with when none is given (MYAPP_NOTEBOOK_PROXY_KEY):
+    derived from the platform's SECRET_KEY, so a proxy started apart from `myapp run` (docker compose)
+    and the web agree without another secret."""
+    return hmac.new(secret_key.encode(), b"myapp-notebook-proxy", hashlib.sha256).hexdigest()

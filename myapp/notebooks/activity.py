@@ -31,7 +31,7 @@ from ..models import (
     utcnow,
 )
 from ..rendering.kinds.notebook import url_prefix
-from .states import SERVING, StartError, request_stop, transition
+from .states import SERVING, StartError, jupyter_token, request_stop, transition
 
 TIMEOUT = 5.0  # seconds for Jupyter to answer an activity query
 
@@ -103,7 +103,7 @@ def check(nb: Notebook, now: dt.datetime, fetch: Callable[[str, str], Any] | Non
     """Update one serving notebook's activity and idle state: "culled" (stop requested), "unanswered"
     (a worker should look at its job), else None."""
     project = db.session.get(Project, nb.project_id)
-    token = (nb.job or {}).get("token")
+    token = jupyter_token(nb)
     if not nb.upstream or not token:
         return "unanswered"
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..backends.base import Backend, BackendError, JobRef, JobState, ObjectRef, Status
+from ..backends.base import PULLING_IMAGE, Backend, BackendError, JobRef, JobState, ObjectRef, Status
 from ..extensions import db
 from ..models import (
     JobTemplate,
@@ -33,7 +33,17 @@ from ..models import (
 from ..rendering import RenderContext, RenderError, render
 from ..rendering.kinds.notebook import token_secret_name, url_prefix, work_claim_name
 from ..task_manifests import group_spec, template_data
-from .states import ACTIVE, SERVING, TEMPLATE, TRANSITIONS, InvalidTransition, S, StartError, transition
+from .states import (
+    ACTIVE,
+    SERVING,
+    TEMPLATE,
+    TRANSITIONS,
+    InvalidTransition,
+    S,
+    StartError,
+    seal_token,
+    transition,
+)
 
 __all__ = ["ACTIVE", "SERVING", "TEMPLATE", "TRANSITIONS", "Hooks", "InvalidTransition", "due",
            "fail_unexpectedly", "reconcile", "release", "render_notebook", "transition"]
@@ -124,7 +134,8 @@ def _advance(nb: Notebook, hooks: Hooks) -> NotebookState:
         if status.state in (JobState.FAILED, JobState.SUCCEEDED, JobState.CANCELLED):
             _fail(nb, hooks, f"JupyterLab exited: {status.reason or status.state.value}")
             return nb.state
-        waiting = S.WAITING if status.state == JobState.WAITING else S.PENDING
+        waiting = (S.WAITING if status.state == JobState.WAITING
+                   else S.PULLING if (status.reason or "").startswith(PULLING_IMAGE) else S.PENDING)
         if nb.state != waiting or nb.reason != (status.reason or "starting JupyterLab"):
             transition(nb, waiting, status.reason or "starting JupyterLab")
             db.session.commit()
@@ -141,13 +152,14 @@ def _submit(nb: Notebook, hooks: Hooks) -> None:
     manifests = render_notebook(nb)
     backend = hooks.backend_for(nb.resource_group_id)
     token = secrets.token_urlsafe(32)
-    # The token lives in the notebook's own Secret (its pod reads it as JUPYTER_TOKEN) and in the row,
-    # which only the worker and the authz check read: never in an answer, a manifest or a log.
+    # The token lives in the notebook's own Secret (its pod reads it as JUPYTER_TOKEN) and, sealed, in
+    # the row, which only the worker and the authz checks read: never in an answer, a manifest or a log.
     backend.put_secret(project.namespace, token_secret_name(nb.name), {"token": token})
-    nb.job = {"ref": None, "token": token}
+    kept = seal_token(token)
+    nb.job = {"ref": None, "token": kept}
     transition(nb, S.PENDING, "starting JupyterLab")
     ref = backend.submit(manifests)
-    nb.job = {"ref": ref.as_dict(), "token": token}
+    nb.job = {"ref": ref.as_dict(), "token": kept}
 
 
 def render_notebook(nb: Notebook) -> list[dict[str, Any]]:
@@ -210,6 +222,7 @@ def _stop(nb: Notebook, hooks: Hooks, remove_volumes: bool = False) -> None:
     ref_data = (nb.job or {}).get("ref")
     if ref_data:
         ref = JobRef.from_dict(ref_data)
+        _keep_log(backend, ref, hooks.archive)
         backend.cancel(ref)
         keep = [o for o in ref.objects if o.kind != VOLUME_KIND]
         backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, tuple(keep)), hooks.archive)
@@ -225,6 +238,17 @@ def _stop(nb: Notebook, hooks: Hooks, remove_volumes: bool = False) -> None:
     nb.upstream = None
     nb.url = None
     nb.last_activity_at = None
+
+
+def _keep_log(backend: Backend, ref: JobRef, archive: Any) -> None:
+    """Archive JupyterLab's log before the cancel: on Kubernetes the cancel deletes the pod, and with it
+    the log that cleanup would archive (cleanup never replaces a kept log with an empty one)."""
+    try:
+        lines = list(backend.logs(ref))
+    except BackendError:
+        return  # cleanup archives what it still finds
+    if lines:
+        archive.write(ref, lines)
 
 
 def work_claim(namespace: str, name: str) -> ObjectRef:

@@ -26,6 +26,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from . import derived_proxy_key
+
 PROXY_HEADER = "X-Myapp-Notebook-Proxy"
 CACHE_SECONDS = 5.0
 PLATFORM_COOKIES = frozenset({"session", "remember_token"})
@@ -192,9 +194,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8081)
     args = parser.parse_args(argv)
-    key = os.environ.get("MYAPP_NOTEBOOK_PROXY_KEY")
+    key = os.environ.get("MYAPP_NOTEBOOK_PROXY_KEY") or (
+        derived_proxy_key(os.environ["SECRET_KEY"]) if os.environ.get("SECRET_KEY") else None)
     if not key:
-        raise SystemExit("MYAPP_NOTEBOOK_PROXY_KEY is not set (`myapp run` sets it for the web app and the proxy)")
+        raise SystemExit("neither MYAPP_NOTEBOOK_PROXY_KEY nor SECRET_KEY is set (`myapp run` sets the first for "
+                         "the web app and the proxy; docker compose gives both the second)")
     web.run_app(NotebookProxy(args.web, key).app(), host=args.host, port=args.port, print=None)
 
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 
+from .. import sealed
 from ..extensions import db
 from ..models import Notebook, NotebookIntent, NotebookState, Project, utcnow
 from ..rendering.kinds.notebook import token_secret_name, work_claim_name
 
 TEMPLATE = "notebook"  # the catalog template every notebook renders
+TOKEN_PURPOSE = "notebook-token"
 
 S = NotebookState
 TRANSITIONS: dict[NotebookState, frozenset[NotebookState]] = {
@@ -48,6 +51,32 @@ def transition(nb: Notebook, state: NotebookState, reason: str | None = None) ->
         nb.started_at = utcnow()
     if state not in ACTIVE:
         nb.started_at = None
+
+
+# ---- the Jupyter token, sealed at rest ---------------------------------------------------------------
+def seal_token(token: str) -> str:
+    """The token as the row keeps it (`Notebook.job["token"]`): a dump of the table opens no notebook."""
+    return sealed.seal(current_app.config["SECRET_KEY"], TOKEN_PURPOSE, token)
+
+
+def jupyter_token(nb: Notebook) -> str | None:
+    """The notebook's Jupyter token, for the authz checks and activity polling; None when it has none
+    or it was sealed under another SECRET_KEY (the next start makes a new one). A row written before
+    sealing reads as it is."""
+    stored = (nb.job or {}).get("token")
+    if not stored:
+        return None
+    try:
+        return sealed.unseal(current_app.config["SECRET_KEY"], TOKEN_PURPOSE, str(stored))
+    except sealed.SealError:
+        return None
+
+
+def not_serving(nb: Notebook) -> str:
+    """Why the authz checks refuse a notebook that cannot be opened now (their 409)."""
+    if nb.state in SERVING and (nb.job or {}).get("token") and jupyter_token(nb) is None:
+        return f"notebook {nb.name} must be started again: its token cannot be read (SECRET_KEY changed?)"
+    return f"notebook {nb.name} is {nb.state.value}" + (f": {nb.reason}" if nb.reason else "")
 
 
 # ---- intent, as the API records it -------------------------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import io
 import itertools
 import json
 import re
@@ -80,7 +81,14 @@ TARGETS = {
     "post /api/v1/pipeline_run/{pk}/rerun": "finished_run",  # only finished runs are rerun ...
     "delete /api/v1/pipeline_run/{pk}": "finished_run",      # ... or deleted
     "put /api/v1/pipeline/{pk}/graph": "graph_pipeline",     # replaces tasks and edges: not the shared ones
+    # A project's registry credentials (pk: the project): set in the world, forgotten from a fresh project.
+    "get /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
+    "put /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
+    "delete /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
 }
+# Project settings written by owners only, besides the project's own writes.
+OWNER_WRITES = {"put /api/v1/image_build/project/{pk}/registry_credentials",
+                "delete /api/v1/image_build/project/{pk}/registry_credentials"}
 # Allowed writes that change nothing: nothing of an edge may change (a cancel changes no row either, but
 # sends a message to the workers, which state() counts).
 NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
@@ -262,6 +270,7 @@ def walk(app) -> Iterator[Walk]:
             created(creator.post("/api/v1/task/", json={"pipeline_id": graph, "name": name,
                                                         "template_id": cat["job_template"]}))
         world.ids["graph_pipeline"] = graph
+        world.ids["registry_credentials"] = registry_credentials(creator, pid)
     # A task of a third pipeline of A: a reference to it from another pipeline's edge or graph is a mix too.
     other = created(users["owner"].post("/api/v1/pipeline/", json={"project_id": a.ids["project"], "name": "other"}))
     a.ids["other_task"] = created(users["owner"].post("/api/v1/task/", json={
@@ -364,7 +373,7 @@ def classify(method: str, path: str, op: dict) -> Op:
     elif method == "get":
         need = "viewer"
     else:
-        need = "owner" if op["x-resource"] == "project" else "developer"
+        need = "owner" if op["x-resource"] == "project" or f"{method} {path}" in OWNER_WRITES else "developer"
     return Op(method, path, op, scope, need)
 
 
@@ -479,11 +488,14 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     "post /api/v1/edge/": edge_body,
     "put /api/v1/edge/{pk}": lambda w: {},
     "post /api/v1/pipeline_run/": lambda w: {"pipeline_id": w.a["pipeline"]},
+    "post /api/v1/task_run/{pk}/reported_metrics": lambda w: {"step": w.n(), "values": {"loss": 0.5}},
     "post /api/v1/notebook/": lambda w: {"project_id": w.a["project"], "name": unique("nb"),
                                          "image": catalog_image(w), "resource_group_id": w.cat["resource_group"]},
     "put /api/v1/notebook/{pk}": lambda w: {"resources": {"memory": f"{1000 + w.n()}Mi"}},
     "post /api/v1/model_version/": lambda w: {"project_id": w.a["project"], "name": unique("mv"),
                                               "uri": "file:///models/x.pt", "task_run_id": w.a["task_run"]},
+    "post /api/v1/model_version/upload": lambda w: {"project_id": w.a["project"], "name": unique("mv"),
+                                                    "file": (b"model bytes", "model.joblib")},
     "put /api/v1/model_version/{pk}": lambda w: {"metrics": {"accuracy": float(w.n())}},
     "post /api/v1/inference_service/": lambda w: {"project_id": w.a["project"], "name": unique("svc"),
                                                   "model_version_id": w.a["model_version"],
@@ -492,6 +504,8 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     "post /api/v1/inference_service/{pk}/canary": lambda w: {"version_id": new_version(w), "weight": w.n() % 100},
     "post /api/v1/inference_service/{pk}/promote": lambda w: {"version_id": with_canary(w)},
     "post /api/v1/inference_service/{pk}/rollback": lambda w: (with_canary(w), {})[1],
+    "put /api/v1/image_build/project/{pk}/registry_credentials": lambda w: {
+        "registry": "registry.local", "username": "robot", "password": "walk-password"},
     "post /api/v1/image_build/": lambda w: {"project_id": w.a["project"], "repository": "registry.local/p/env",
                                             "tag": f"v{w.n()}", "notebook_id": w.a["notebook"],
                                             "resource_group_id": w.cat["resource_group"]},
@@ -534,7 +548,15 @@ SPECIAL_VICTIMS: dict[str, Callable[[Walk], int]] = {
     "member": lambda w: add_member(w.owner, w.a["project"], w.spare_user()[1], "viewer"),
     "finished_run": lambda w: insert_finished_run(w.app, w.a["project"], w.a["pipeline"]),
     "image_build": lambda w: finished_build(w),  # only a finished build is deleted
+    "registry_credentials": lambda w: registry_credentials(w.owner, victim_project(w)),
 }
+
+
+def registry_credentials(owner: ApiClient, project_id: int) -> int:
+    """The project, with push credentials set."""
+    assert owner.put(f"/api/v1/image_build/project/{project_id}/registry_credentials",
+                     json=BODIES["put /api/v1/image_build/project/{pk}/registry_credentials"](None)).status_code == 200
+    return project_id
 
 
 def finished_build(w: Walk) -> int:
@@ -625,7 +647,11 @@ def check_plannable(w: Walk, op: Op) -> None:
 
 
 def call(client: ApiClient, op: Op, url: str, body: dict | None) -> tuple[int, Any]:
-    resp = client.request(op.method, url, json=body)
+    if "multipart/form-data" in op.spec.get("requestBody", {}).get("content", {}):  # a file: (bytes, name)
+        form = {k: (io.BytesIO(v[0]), v[1]) if isinstance(v, tuple) else v for k, v in (body or {}).items()}
+        resp = client.request(op.method, url, data=form, content_type="multipart/form-data")
+    else:
+        resp = client.request(op.method, url, json=body)
     try:
         if op.stream and resp.status_code == 200:
             return resp.status_code, None  # a live stream: its status is all the walk reads
@@ -761,7 +787,8 @@ def ref_paths(spec: dict, op: Op) -> list[str]:
             elif name == "id" or name.endswith("_id"):
                 yield prefix + name
 
-    content = op.spec["requestBody"].get("content", {}).get("application/json", {})
+    media = op.spec["requestBody"].get("content", {})
+    content = media.get("application/json") or media.get("multipart/form-data") or {}
     return list(walk_schema(content["schema"], "")) if "schema" in content else []
 
 

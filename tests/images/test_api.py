@@ -87,6 +87,30 @@ def test_a_local_build_makes_an_environment_registers_the_image_and_keeps_its_lo
     assert "(from the cache)" in again["reason"]
 
 
+def test_deleting_a_project_image_forgets_its_environment(app, admin, user, project):
+    """The index entry goes with the catalog entry; the environment once no image has its content."""
+    base = "registry.local/forget/base:1"  # content of this test's own
+    one, two = (created(ask(user, project, packages=["six==1.17.0"], base_image=base, tag=tag)) for tag in ("a", "b"))
+    assert drive(app, one["id"]) == "succeeded" and drive(app, two["id"]) == "succeeded"
+    one, two = (user.get(f"/api/v1/image_build/{b['id']}").get_json() for b in (one, two))
+    assert one["environment"] == two["environment"]
+    with app.app_context():
+        root = environments.default_root()
+    folder = root / one["environment"]
+
+    assert user.delete(f"/api/v1/image/{one['image_id']}").status_code == 403  # the catalog is the admins'
+    assert admin.delete(f"/api/v1/image/{one['image_id']}").status_code == 200
+    with app.app_context():
+        assert environments.resolve("registry.local/t/env:a", project["namespace"]) is None
+        kept = environments.resolve("registry.local/t/env:b", project["namespace"])
+    assert kept is not None and kept.python.exists()  # the other image of the same content keeps it
+
+    assert admin.delete(f"/api/v1/image/{two['image_id']}").status_code == 200
+    with app.app_context():
+        assert environments.resolve("registry.local/t/env:b", project["namespace"]) is None
+    assert not folder.exists()
+
+
 def test_the_image_name_belongs_to_one_project(app, user, make_user, project):
     build = created(ask(user, project, packages=["six==1.17.0"], tag="mine"))
     assert drive(app, build["id"]) == "succeeded"

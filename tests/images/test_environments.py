@@ -48,3 +48,17 @@ def test_an_image_resolves_only_in_its_project_and_only_once_complete(tmp_path):
     assert environments.resolve("registry.local/a/env:1", "team-a", tmp_path) is None
     with pytest.raises(ValueError):
         environments.register(tmp_path, "../etc", "x:1", env_hash)
+
+
+def test_forget_removes_the_entry_and_the_environment_once_nothing_names_it(tmp_path):
+    env_hash = environments.content_hash(None, ["six"])
+    (tmp_path / env_hash).mkdir()
+    (tmp_path / env_hash / environments.MARKER).write_text("{}")
+    environments.register(tmp_path, "team-a", "r/a:1", env_hash)
+    environments.register(tmp_path, "team-b", "r/b:1", env_hash)  # another project, the same content
+    assert environments.forget(tmp_path, "team-a", "r/a:1") is None
+    assert environments.resolve("r/a:1", "team-a", tmp_path) is None
+    assert environments.resolve("r/b:1", "team-b", tmp_path) is not None
+    assert environments.forget(tmp_path, "team-b", "r/b:1") == env_hash
+    assert not (tmp_path / env_hash).exists() and environments.registered_hashes(tmp_path) == set()
+    assert environments.forget(tmp_path, "team-b", "r/b:1") is None  # again: nothing left to do

@@ -143,3 +143,74 @@ def test_a_failed_kaniko_build_fails_with_the_jobs_reason_and_its_log(app, user,
     assert done["reason"].startswith("the Kaniko build failed"), done
     assert "RUN exit 3: exit status 3" in done["reason"] and done["image_id"] is None
     assert double.get("batch/v1", "Job", namespace, name) is None  # cleaned up, its log kept in the build's
+
+
+def test_registry_credentials_are_set_by_owners_sealed_and_never_answered(app, user, make_user):
+    from myapp.extensions import db
+    from myapp.models.workspace import RegistryCredentials
+    from tests.world import add_member
+
+    project = created(user.post("/api/v1/project/", json={"name": unique("rc")}))
+    url = f"/api/v1/image_build/project/{project['id']}/registry_credentials"
+    developer, viewer, stranger = make_user(), make_user(), make_user()
+    add_member(user, project["id"], developer.username, "developer")
+    add_member(user, project["id"], viewer.username, "viewer")
+    body = {"registry": "Registry.Example.com:5000", "username": "robot", "password": "pushing-secret-value"}
+
+    assert viewer.get(url).get_json() == {"set": False, "registry": None, "updated_at": None}
+    assert developer.put(url, json=body).status_code == 403 and viewer.put(url, json=body).status_code == 403
+    assert stranger.get(url).status_code == 404 and stranger.put(url, json=body).status_code == 404
+    bad = user.put(url, json={**body, "registry": "https://x/y"})
+    assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == "registry"
+    assert user.put(url, json={k: v for k, v in body.items() if k != "password"}).status_code == 400
+    saved = user.put(url, json=body)
+    assert saved.status_code == 200 and saved.headers["Cache-Control"] == "no-store"
+    shown = viewer.get(url).get_json()
+    assert (shown["set"], shown["registry"]) == (True, "registry.example.com:5000")
+    assert "pushing-secret-value" not in saved.get_data(as_text=True) + viewer.get(url).get_data(as_text=True)
+    with app.app_context():
+        row = db.session.get(RegistryCredentials, project["id"])
+        assert row.sealed_config.startswith("sealed:") and "pushing-secret-value" not in row.sealed_config
+    assert developer.delete(url).status_code == 403
+    assert user.delete(url).status_code == 200 and viewer.get(url).get_json()["set"] is False
+    assert user.delete(url).status_code == 404  # nothing left to forget
+
+
+def test_a_build_pushes_with_the_projects_credentials_in_a_secret_of_its_own(app, user, catalog, double,
+                                                                            kubernetes_group):
+    import base64
+    import json
+
+    from myapp.images.drive import drive
+
+    project = created(user.post("/api/v1/project/", json={"name": unique("kc")}))
+    assert user.put(f"/api/v1/image_build/project/{project['id']}/registry_credentials", json={
+        "registry": "registry.example.com", "username": "robot", "password": "pushing-secret-value"}).status_code == 200
+    build = created(user.post("/api/v1/image_build/", json={
+        "project_id": project["id"], "repository": "registry.example.com/vision/env", "tag": unique("v"),
+        "packages": ["six==1.17.0"], "resource_group_id": kubernetes_group}))
+    namespace, name = project["namespace"], f"image-build-build-{build['id']}-1"
+    secret = f"image-build-{build['id']}-registry"
+    seen = {}
+
+    def kubelet(seconds):  # while the build runs: its Secret holds the config, only push mounts it
+        job = double.get("batch/v1", "Job", namespace, name)
+        pod = job["spec"]["template"]["spec"]
+        volumes = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v}
+        seen["volumes"] = list(volumes.values())
+        seen["mounting"] = [c["name"] for c in (*pod["initContainers"], *pod["containers"])
+                            if {m["name"] for m in c.get("volumeMounts", [])} & set(volumes)]
+        data = double.get("v1", "Secret", namespace, secret)["data"]
+        seen["config"] = json.loads(base64.b64decode(data[".dockerconfigjson"]))
+        double.set_status("batch/v1", "Job", namespace, name, {
+            "succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]})
+
+    with app.app_context():
+        assert drive(build["id"], poll_seconds=0.01, sleep=kubelet) == "succeeded"
+    assert seen["volumes"] == [secret] and seen["mounting"] == ["push"]
+    auth = seen["config"]["auths"]["registry.example.com"]
+    assert (auth["username"], auth["password"]) == ("robot", "pushing-secret-value")
+    assert base64.b64decode(auth["auth"]).decode() == "robot:pushing-secret-value"
+    assert double.get("v1", "Secret", namespace, secret) is None  # gone with the build
+    log = user.get(f"/api/v1/image_build/{build['id']}/log").get_data(as_text=True)
+    assert "pushing with the project's registry credentials" in log and "pushing-secret-value" not in log

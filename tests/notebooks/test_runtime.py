@@ -124,9 +124,15 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
     with app.app_context():  # the culling check reads the kernel's and terminal's activity from Jupyter itself
         from myapp.extensions import db
         from myapp.models import Notebook
+        from myapp.notebooks.states import jupyter_token
 
         row = db.session.get(Notebook, nb["id"])
-        latest, _busy = last_activity(row.upstream, f"/notebook/{project['name']}/lab/", row.job["token"])
+        token = jupyter_token(row)
+        stored = json.dumps(row.job)
+        latest, _busy = last_activity(row.upstream, f"/notebook/{project['name']}/lab/", token)
+    # The row keeps the token sealed: the value Jupyter was given (its Secret) is nowhere in it.
+    given = (local_backend.workdir / "secrets" / project["namespace"] / "lab-jupyter-token" / "token").read_text()
+    assert token == given.strip() and token not in stored and '"sealed:' in stored
     assert latest is not None and (dt.datetime.now(dt.UTC) - latest).total_seconds() < 60
     saved = requests.put(f"{base}api/contents/kept.txt", headers=member, timeout=10,
                          json={"type": "file", "format": "text", "content": "still here"})

@@ -40,6 +40,9 @@ class Jupyter:
     def cancel(self, ref: Any) -> None:
         self.running.discard(ref.job_name)
 
+    def logs(self, ref: Any, follow: bool = False, after: Any = None) -> Any:
+        return iter(())  # JupyterLab prints nothing here (a stop keeps what it printed)
+
     def cleanup(self, ref: Any, archive: Any) -> None:
         pass
 
@@ -148,5 +151,50 @@ def test_a_notebook_borrowing_idle_capacity_is_never_preempted(app, catalog, tmp
         assert jupyter.running and platform.attempts(run)[0][1] == "queued"
         stop(app, nb, jupyter)
         platform.until(lambda: platform.run_state(run) == "succeeded", "the task ran once the notebook stopped")
+    finally:
+        platform.stop()
+
+
+def test_a_notebook_queues_behind_a_job_waiting_for_room(app, catalog, tmp_path):
+    """A 4-CPU job waits for a 2-CPU one to end; a 1-CPU notebook would fit beside it but waits its turn
+    (else a stream of notebooks could keep the big job waiting forever), then starts after the big job."""
+    group, (project,) = make_group(app, 4000, [None])
+    jupyter, platform = Jupyter(), Platform(app, tmp_path)
+    nb = notebook(app, project, group)
+    try:
+        hold = submit(app, catalog, group, project, {"hold": python_task(3, cpu="2")})
+        platform.runs = [hold]
+        platform.until(lambda: platform.attempts(hold)[0][1] in ("pending", "running"), "the 2-CPU task started")
+        big = submit(app, catalog, group, project, {"big": python_task(0, cpu="4")})
+        platform.runs = [hold, big]
+        platform.until(lambda: platform.attempts(big)[0][2] == "waiting: no node with 4 free CPUs", "the big job waits")
+        state, reason = reconcile(app, nb, jupyter)
+        assert state == "waiting" and not jupyter.running
+        assert reason.startswith("waiting: behind 1 job(s) of the group's queue waiting for room (first: task run ")
+        platform.until(lambda: platform.run_state(big) == "succeeded", "the big job ran once the 2-CPU task ended")
+        assert reconcile(app, nb, jupyter) == ("running", None)
+        stop(app, nb, jupyter)
+    finally:
+        platform.stop()
+
+
+def test_a_notebook_counts_on_the_node_it_fits(app, catalog, tmp_path):
+    """Nodes of 2 and 1 CPUs: the 1-CPU notebook is on the 1-CPU node, so a 2-CPU task fits the other."""
+    from myapp.extensions import db
+    from myapp.models import ResourceGroup
+
+    group, (project,) = make_group(app, 3000, [None])
+    with app.app_context():
+        db.session.get(ResourceGroup, group).nodes = [{"name": "two", "cpu_millicores": 2000},
+                                                      {"name": "one", "cpu_millicores": 1000}]
+        db.session.commit()
+    jupyter, platform = Jupyter(), Platform(app, tmp_path)
+    nb = notebook(app, project, group)
+    try:
+        assert reconcile(app, nb, jupyter) == ("running", None)
+        run = submit(app, catalog, group, project, {"a": python_task(0, cpu="2")})
+        platform.runs = [run]
+        platform.until(lambda: platform.run_state(run) == "succeeded", "the 2-CPU task ran beside the notebook")
+        stop(app, nb, jupyter)
     finally:
         platform.stop()

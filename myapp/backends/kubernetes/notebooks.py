@@ -3,14 +3,16 @@
 Jobs keep a pod's trouble as the reason of a pending attempt (the controller's timeouts decide); a
 notebook is someone waiting in front of a browser, so what cannot pass by itself (an image that does
 not exist, a container that crash-loops or cannot be configured) fails it at once with the pod's reason.
-A pod still creating its container is pulling the image: the reason says so.
+A pod still creating its container is pulling the image, and so is one whose pull just failed
+(ErrImagePull: the kubelet tries again, then reports ImagePullBackOff, which fails it): the reason
+starts with `PULLING_IMAGE`, which the lifecycle shows as `pulling`.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..base import JobState, Status
+from ..base import PULLING_IMAGE, JobState, Status
 from . import adapters
 
 Obj = Mapping[str, Any]
@@ -53,6 +55,15 @@ def _fatal(pods: list[Obj]) -> str | None:
     return None
 
 
+def _pull_error(pods: list[Obj]) -> str | None:
+    for pod in pods:
+        for container in _statuses(pod):
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") == "ErrImagePull":
+                return f"ErrImagePull: {waiting['message']}" if waiting.get("message") else "ErrImagePull"
+    return None
+
+
 def _pulling(pods: list[Obj]) -> bool:
     for pod in pods:
         for container in _statuses(pod):
@@ -85,12 +96,15 @@ def status(obj: Obj, pods: Iterable[Obj]) -> Status:
         return Status(JobState.FAILED, fatal, base.replicas, adapters.exit_code(pods), where)
     problems = adapters.pod_problems(pods)
     unschedulable = [text for category, text in problems if category == "unschedulable"]
+    pull_error = _pull_error(pods)
     if unschedulable:
         reason, state = "waiting for resources: " + "; ".join(unschedulable), JobState.WAITING
-    elif problems:  # e.g. a first ErrImagePull: the kubelet tries again
+    elif pull_error:  # the kubelet tries again, then backs off (fatal above)
+        reason, state = f"{PULLING_IMAGE} {_image(obj)}: {pull_error} (trying again)", JobState.PENDING
+    elif problems:
         reason, state = "; ".join(text for _, text in problems), JobState.PENDING
     elif _pulling(pods):
-        reason, state = f"pulling image {_image(obj)}", JobState.PENDING
+        reason, state = f"{PULLING_IMAGE} {_image(obj)}", JobState.PENDING
     else:
         reason = base.reason or ("starting JupyterLab" if pods else "waiting for the notebook controller")
         state = JobState.PENDING

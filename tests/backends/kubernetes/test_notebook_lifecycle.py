@@ -1,7 +1,7 @@
 """The notebook lifecycle (myapp/notebooks/lifecycle.py) on the Kubernetes backend, against the API-server
 double: the same submit / status / cancel / cleanup as locally; the token Secret and the five objects; states
-from the pod (waiting, running, failed with its reason); a stop keeps the work folder, a start reuses it,
-a delete leaves nothing."""
+from the pod (waiting, pulling, running, failed with its reason); a stop keeps the work folder and the log, a
+start reuses it, a delete leaves nothing."""
 from __future__ import annotations
 
 import base64
@@ -9,6 +9,7 @@ import base64
 import pytest
 
 from myapp.backends.archive import FileLogArchive
+from myapp.backends.base import JobRef
 from tests.support import unique
 from tests.world import created
 
@@ -37,11 +38,21 @@ def reconcile(app, notebook_id, backend, tmp_path):
 def row(app, notebook_id):
     from myapp.extensions import db
     from myapp.models import Notebook
+    from myapp.notebooks.states import jupyter_token
 
     with app.app_context():
         nb = db.session.get(Notebook, notebook_id)
         return None if nb is None else {"state": nb.state.value, "reason": nb.reason, "url": nb.url,
-                                         "upstream": nb.upstream, "token": (nb.job or {}).get("token")}
+                                         "upstream": nb.upstream, "token": jupyter_token(nb),
+                                         "stored": (nb.job or {}).get("token")}
+
+
+def last_attempt(app, notebook_id) -> JobRef:
+    from myapp.extensions import db
+    from myapp.models import Notebook
+
+    with app.app_context():
+        return JobRef.from_dict(db.session.get(Notebook, notebook_id).job["last"])
 
 
 def kinds(double, ns) -> set[str]:
@@ -64,6 +75,7 @@ def test_a_notebook_lives_on_kubernetes(app, user, world, double, k8s_backend, t
     first = row(app, nb_id)
     assert first["reason"] == "waiting for the notebook controller"
     assert first["token"] and secret_token(double, ns) == first["token"]
+    assert first["token"] not in first["stored"]  # sealed at rest
     claim_uid = double.get("v1", "PersistentVolumeClaim", ns, "lab-work")["metadata"]["uid"]
 
     labels = {"notebook-name": "lab", "statefulset": "lab"}
@@ -72,6 +84,13 @@ def test_a_notebook_lives_on_kubernetes(app, user, world, double, k8s_backend, t
     double.add_pod(ns, "lab-0", labels, containers=("lab",), phase="Pending", conditions=[unschedulable])
     assert reconcile(app, nb_id, k8s_backend, tmp_path) == "waiting"
     assert row(app, nb_id)["reason"] == "waiting for resources: lab-0: Unschedulable: 0/2 nodes: Insufficient cpu"
+    # Scheduled, its image being pulled: "pulling", the image named.
+    double.set_pod_status(ns, "lab-0", {"conditions": [{"type": "PodScheduled", "status": "True"}],
+                                        "containerStatuses": [{"name": "lab", "ready": False, "imageID": "",
+                                                               "restartCount": 0,
+                                                               "state": {"waiting": {"reason": "ContainerCreating"}}}]})
+    assert reconcile(app, nb_id, k8s_backend, tmp_path) == "pulling"
+    assert row(app, nb_id)["reason"].startswith("pulling image ")
 
     double.set_pod_status(ns, "lab-0", {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"}],
                                         "containerStatuses": [{"name": "lab", "ready": True, "imageID": "sha256:1",
@@ -82,11 +101,15 @@ def test_a_notebook_lives_on_kubernetes(app, user, world, double, k8s_backend, t
     assert running["url"] == f"/notebook/{world['project']['name']}/lab/lab"
     assert running["upstream"] == f"http://lab.{ns}.svc.cluster.local"
 
-    # Stop: the notebook and its routing go, the work folder stays, the token is gone.
+    double.append_log(ns, "lab-0", "[I ServerApp] Jupyter Server is running", "[I ServerApp] Kernel started")
+
+    # Stop: the notebook and its routing go, the work folder stays, the token is gone, the log is kept.
     assert user.post(f"/api/v1/notebook/{nb_id}/stop").status_code == 200
     assert reconcile(app, nb_id, k8s_backend, tmp_path) == "stopped"
     assert kinds(double, ns) == {"PersistentVolumeClaim"} and secret_token(double, ns) is None
     assert double.get("v1", "Pod", ns, "lab-0") is None
+    assert [line.line for line in FileLogArchive(tmp_path).read(last_attempt(app, nb_id))] == [
+        "[I ServerApp] Jupyter Server is running", "[I ServerApp] Kernel started"]
 
     # Start again: the same claim, a new token; an image that cannot be pulled fails it with the pod's reason.
     assert user.post(f"/api/v1/notebook/{nb_id}/start").status_code == 200

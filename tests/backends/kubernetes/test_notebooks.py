@@ -72,7 +72,10 @@ def test_states_from_the_cr_and_the_pod(double, k8s_backend):
     status = k8s_backend.status(ref)
     assert (status.state, status.reason) == (JobState.PENDING, "pulling image ghcr.io/myapp-platform/notebook:1.0.0")
     double.set_pod_status(NS, POD, {"containerStatuses": waiting("ErrImagePull", "registry timeout")})
-    assert k8s_backend.status(ref).state is JobState.PENDING  # the kubelet tries again
+    status = k8s_backend.status(ref)  # still pulling: the kubelet tries again (then backs off: fatal)
+    assert (status.state, status.reason) == (
+        JobState.PENDING, "pulling image ghcr.io/myapp-platform/notebook:1.0.0: ErrImagePull: registry timeout "
+                          "(trying again)")
     double.set_pod_status(NS, POD, {"phase": "Running", "containerStatuses": [
         {"name": NAME, "image": "x", "imageID": "sha256:1", "ready": True, "restartCount": 0,
          "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]})

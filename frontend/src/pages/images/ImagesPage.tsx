@@ -9,6 +9,7 @@ import { useProject } from "../../session";
 import type { ImageBuild } from "../../types";
 import { BuildDetail } from "./BuildDetail";
 import { BuildForm } from "./BuildForm";
+import { RegistryCredentialsForm } from "./RegistryCredentialsForm";
 import { pollInterval, reference, sourceLabel } from "./logic";
 import "./images.css";
 
@@ -34,6 +35,7 @@ export default function ImagesPage() {
       ) : (
         <p className="muted">Developers and owners build images.</p>
       )}
+      <RegistryCredentialsForm projectId={project.id} owner={project.role === "owner"} />
       <ErrorBanner error={error} />
       <h2>History</h2>
       {!data ? (loading && <Loading what="Loading builds" />) : builds.length === 0 ? (
