@@ -14,18 +14,16 @@ log lines that contain q. Any other path goes to the chosen version as it is. St
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import hmac
-import http.client
+import http
 import json
 import os
-import queue
 import random
-import socket
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "proxy-authorization",
                "proxy-connection", "host", "content-length", "x-router-token"}
@@ -130,135 +128,237 @@ def _pct(values: list[float], p: int) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))], 3)
 
 
-class Upstreams:
-    """Kept-alive connections per thread and upstream."""
+MAX_HEAD = 64 * 1024  # request line and headers
+MAX_BODY = 64 * 1024 * 1024
+IDLE_PER_UPSTREAM = 64
 
-    def __init__(self) -> None:
-        self.local = threading.local()
 
-    def send(self, url: str, method: str, path: str, body: bytes, headers: dict) -> tuple[int, list, bytes]:
-        pool = self.local.__dict__.setdefault("pool", {})
-        for attempt in (0, 1):  # a kept-alive connection the server closed: once more on a new one
-            conn = pool.get(url)
-            if conn is None:
-                parts = urllib.parse.urlsplit(url)
-                conn = pool[url] = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+class BadMessage(ValueError):
+    """A request (or a model server's answer) that is not HTTP/1.x as this router speaks it."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+def parse_head(head: bytes) -> tuple[list[bytes], list[tuple[str, str]], dict[str, str]]:
+    """The first line's words, the headers in order, and by lower-case name."""
+    lines = head[:-4].split(b"\r\n")
+    ordered = []
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon or not name.strip():
+            raise BadMessage(400, "malformed header line")
+        ordered.append((name.strip().decode("latin-1"), value.strip().decode("latin-1")))
+    return lines[0].split(b" ", 2), ordered, {k.lower(): v for k, v in ordered}
+
+
+async def read_body(reader: asyncio.StreamReader, by_name: dict[str, str], until_eof: bool) -> bytes:
+    if "chunked" in by_name.get("transfer-encoding", "").lower():
+        chunks = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";", 1)[0], 16)
+            if size == 0:
+                while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
+                    pass
+                return b"".join(chunks)
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+    length = by_name.get("content-length")
+    if length is None:
+        return await reader.read() if until_eof else b""
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise BadMessage(413, f"Content-Length must be a whole number up to {MAX_BODY}")
+    return await reader.readexactly(int(length)) if length != "0" else b""
+
+
+class Upstream:
+    """Kept-alive connections to one model server, shared by every request (one event loop, no thread
+    per connection): a request takes an idle one or opens one, and gives it back after the answer."""
+
+    def __init__(self, url: str):
+        parts = urllib.parse.urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.host_header = f"{self.host}:{self.port}".encode()
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def send(self, method: bytes, target: bytes, body: bytes,
+                   headers: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str]], bytes]:
+        head = [method, b" ", target, b" HTTP/1.1\r\nHost: ", self.host_header,
+                b"\r\nContent-Length: ", str(len(body)).encode(), b"\r\n"]
+        for name, value in headers:
+            head += [name.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
+        message = b"".join(head) + b"\r\n" + body
+        while True:
+            reused = bool(self.idle)
+            reader, writer = self.idle.pop() if reused else await asyncio.open_connection(self.host, self.port)
             try:
-                conn.request(method, path, body=body, headers=headers)
-                response = conn.getresponse()
-                data = response.read()
-                return response.status, response.getheaders(), data
-            except (OSError, http.client.HTTPException):
-                conn.close()
-                pool.pop(url, None)
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+                async with asyncio.timeout(60):
+                    writer.write(message)
+                    first, answer_headers, by_name = parse_head(await reader.readuntil(b"\r\n\r\n"))
+                    status = int(first[1])
+                    close = by_name.get("connection", "").lower() == "close" or first[0] != b"HTTP/1.1"
+                    data = await read_body(reader, by_name, until_eof=True)
+            except TimeoutError:  # (an OSError too) not an answer worth waiting for twice
+                writer.close()
+                raise
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, IndexError):
+                writer.close()
+                if reused:  # a kept-alive connection the server closed meanwhile: again on a new one
+                    continue
+                raise
+            except BaseException:  # a timeout, a cancel: the connection is in an unknown state
+                writer.close()
+                raise
+            if close or ("content-length" not in by_name and "chunked" not in by_name.get("transfer-encoding", "")):
+                writer.close()
+            elif len(self.idle) < IDLE_PER_UPSTREAM:
+                self.idle.append((reader, writer))
+            else:
+                writer.close()
+            return status, answer_headers, data
+
+    def close(self) -> None:
+        for _, writer in self.idle:
+            writer.close()
+        self.idle.clear()
+
+
+Answer = tuple[int, list[tuple[str, str]], bytes, str]  # status, headers, body, the version that answered
+
+
+def reply(status: int, body: bytes, headers: list[tuple[str, str]] | None = None, version: str = "",
+          keep_alive: bool = True) -> bytes:
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    out = [f"HTTP/1.1 {status} {phrase}\r\n".encode()]
+    for name, value in headers or [("Content-Type", "application/json")]:
+        if name.lower() not in HOP_HEADERS and name.lower() != "x-model-version":  # the router says it
+            out += [name.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
+    if version:
+        out += [b"X-Model-Version: ", version.encode(), b"\r\n"]
+    if not keep_alive:
+        out.append(b"Connection: close\r\n")
+    out += [b"Content-Length: ", str(len(body)).encode(), b"\r\n\r\n", body]
+    return b"".join(out)
+
+
+def json_answer(status: int, data: object) -> Answer:
+    return status, [("Content-Type", "application/json")], json.dumps(data).encode(), ""
 
 
 class Router:
     def __init__(self, token: str, config: dict):
-        self.token = token
+        self.token = token.encode()
         self.routes = Routes(config)
         self.stats = Stats()
-        self.upstreams = Upstreams()
-        self.mirrors: queue.Queue = queue.Queue(maxsize=1000)
-        threading.Thread(target=self._mirror_loop, daemon=True).start()
+        self.upstreams: dict[str, Upstream] = {}
+        self.mirrors: asyncio.Queue = asyncio.Queue(maxsize=1000)
+        self.tasks: set[asyncio.Task] = set()
 
-    def _mirror_loop(self) -> None:
-        upstreams = Upstreams()
+    def upstream(self, url: str) -> Upstream:
+        found = self.upstreams.get(url)
+        if found is None:
+            found = self.upstreams[url] = Upstream(url)
+        return found
+
+    def configure(self, routes: Routes) -> None:
+        self.routes = routes
+        wanted = {r["url"] for r in routes.routes} | ({routes.mirror["url"]} if routes.mirror else set())
+        for url in set(self.upstreams) - wanted:  # versions that left: their idle connections go
+            self.upstreams.pop(url).close()
+
+    async def mirror_loop(self) -> None:
         while True:
-            route, method, path, body, headers = self.mirrors.get()
+            route, method, target, body, headers = await self.mirrors.get()
             start = time.perf_counter()
             try:
-                status, _, data = upstreams.send(route["url"], method, path, body, headers)
-            except (OSError, http.client.HTTPException):
+                status, _, data = await self.upstream(route["url"]).send(method, target, body, headers)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError):
                 status, data = 0, b""
             self.stats.record(route["version"], (time.perf_counter() - start) * 1000, status, True, body, data)
 
-
-def make_handler(router: Router) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:  # the figures and samples are the log
-            pass
-
-        def setup(self) -> None:
-            super().setup()
-            # Headers and body go out in two writes: without this, Nagle and delayed ACKs add 40 ms to each answer.
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def _reply(self, status: int, body: bytes, headers: list | None = None, version: str = "") -> None:
-            self.send_response(status)
-            for name, value in headers or [("Content-Type", "application/json")]:
-                if name.lower() not in HOP_HEADERS and name.lower() != "x-model-version":  # the router says it
-                    self.send_header(name, value)
-            if version:
-                self.send_header("X-Model-Version", version)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _json(self, status: int, data: object) -> None:
-            self._reply(status, json.dumps(data).encode())
-
-        def _body(self) -> bytes:
-            length = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(length) if length else b""
-
-        def _handle(self) -> None:
-            body = self._body()
-            given = self.headers.get("X-Router-Token", "")
-            if not router.token or not hmac.compare_digest(given.encode(), router.token.encode()):
-                self._json(401, {"message": "missing or wrong X-Router-Token"})
-                return
-            parts = urllib.parse.urlsplit(self.path)
-            if parts.path.startswith("/_router/"):
-                self._control(parts, body)
-                return
-            route = router.routes.pick()
-            if route is None:
-                self._json(503, {"message": "no version takes traffic"})
-                return
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
-            mirror = router.routes.mirror_now()
-            if mirror is not None:
-                try:
-                    router.mirrors.put_nowait((mirror, self.command, self.path, body, headers))
-                except queue.Full:
-                    pass  # a shadow never slows the answer down
-            start = time.perf_counter()
+    async def handle(self, method: bytes, target: bytes, headers: list[tuple[str, str]],
+                     by_name: dict[str, str], body: bytes) -> Answer:
+        if not self.token or not hmac.compare_digest(by_name.get("x-router-token", "").encode(), self.token):
+            return json_answer(401, {"message": "missing or wrong X-Router-Token"})
+        if target.startswith(b"/_router/"):
+            return self.control(method, urllib.parse.urlsplit(target.decode("latin-1")), body)
+        route = self.routes.pick()
+        if route is None:
+            return json_answer(503, {"message": "no version takes traffic"})
+        passed = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
+        mirror = self.routes.mirror_now()
+        if mirror is not None:
             try:
-                status, answer_headers, data = router.upstreams.send(route["url"], self.command, self.path, body,
-                                                                     headers)
-            except (OSError, http.client.HTTPException) as exc:
-                router.stats.record(route["version"], (time.perf_counter() - start) * 1000, 0, False, body, b"")
-                self._reply(502, json.dumps({"message": f"version {route['version']} did not answer: {exc}"})
-                            .encode(), version=route["version"])
-                return
-            router.stats.record(route["version"], (time.perf_counter() - start) * 1000, status, False, body, data)
-            self._reply(status, data, answer_headers, route["version"])
+                self.mirrors.put_nowait((mirror, method, target, body, passed))
+            except asyncio.QueueFull:
+                pass  # a shadow never slows the answer down
+        start = time.perf_counter()
+        try:
+            status, answer_headers, data = await self.upstream(route["url"]).send(method, target, body, passed)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, TimeoutError) as exc:
+            self.stats.record(route["version"], (time.perf_counter() - start) * 1000, 0, False, body, b"")
+            message = {"message": f"version {route['version']} did not answer: {exc or type(exc).__name__}"}
+            return 502, [("Content-Type", "application/json")], json.dumps(message).encode(), route["version"]
+        self.stats.record(route["version"], (time.perf_counter() - start) * 1000, status, False, body, data)
+        return status, answer_headers, data, route["version"]
 
-        def _control(self, parts: urllib.parse.SplitResult, body: bytes) -> None:
-            query = dict(urllib.parse.parse_qsl(parts.query))
-            if parts.path == "/_router/config" and self.command == "PUT":
-                router.routes = Routes(json.loads(body))
-                self._json(200, {"generation": router.routes.generation})
-            elif parts.path == "/_router/config":
-                self._json(200, {"generation": router.routes.generation, "routes": router.routes.routes,
-                                 "mirror": router.routes.mirror})
-            elif parts.path == "/_router/stats":
-                self._json(200, router.stats.series(max(1, min(SERIES_SECONDS, int(query.get("window", 300))))))
-            elif parts.path == "/_router/logs":
-                limit = min(500, int(query.get("limit", 100)))
-                self._json(200, {"items": router.stats.search(query.get("q", ""), limit)})
-            else:
-                self._json(404, {"message": "not found"})
+    def control(self, method: bytes, parts: urllib.parse.SplitResult, body: bytes) -> Answer:
+        query = dict(urllib.parse.parse_qsl(parts.query))
+        if parts.path == "/_router/config" and method == b"PUT":
+            self.configure(Routes(json.loads(body)))
+            return json_answer(200, {"generation": self.routes.generation})
+        if parts.path == "/_router/config":
+            return json_answer(200, {"generation": self.routes.generation, "routes": self.routes.routes,
+                                     "mirror": self.routes.mirror})
+        if parts.path == "/_router/stats":
+            return json_answer(200, self.stats.series(max(1, min(SERIES_SECONDS, int(query.get("window", 300))))))
+        if parts.path == "/_router/logs":
+            limit = min(500, int(query.get("limit", 100)))
+            return json_answer(200, {"items": self.stats.search(query.get("q", ""), limit)})
+        return json_answer(404, {"message": "not found"})
 
-        do_GET = do_POST = do_PUT = do_DELETE = _handle
-
-    return Handler
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One client connection: requests in turn (HTTP/1.1 keep-alive) until it closes."""
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                except asyncio.LimitOverrunError:
+                    writer.write(reply(431, b'{"message": "request headers too large"}', keep_alive=False))
+                    return
+                try:
+                    first, headers, by_name = parse_head(head)
+                    if len(first) != 3 or not first[2].startswith(b"HTTP/1."):
+                        raise BadMessage(400, "malformed request line")
+                    body = await read_body(reader, by_name, until_eof=False)
+                except BadMessage as exc:
+                    writer.write(reply(exc.status, json.dumps({"message": str(exc)}).encode(), keep_alive=False))
+                    return
+                except ValueError:
+                    writer.write(reply(400, b'{"message": "malformed chunked body"}', keep_alive=False))
+                    return
+                method, target, version = first
+                keep = by_name.get("connection", "").lower() != "close" if version == b"HTTP/1.1" \
+                    else by_name.get("connection", "").lower() == "keep-alive"
+                try:
+                    status, answer_headers, data, served_by = await self.handle(method, target, headers, by_name,
+                                                                                body)
+                except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a control call's bad JSON
+                    status, answer_headers, data, served_by = json_answer(400, {"message": str(exc)})
+                writer.write(reply(status, data, answer_headers, served_by, keep))
+                await writer.drain()
+                if not keep:
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            writer.close()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -266,11 +366,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
+    asyncio.run(run(args.host, args.port))
+
+
+async def run(host: str, port: int) -> None:
     router = Router(os.environ.get("ROUTER_TOKEN", "").strip(), json.loads(os.environ.get("ROUTER_CONFIG") or "{}"))
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(router))
-    server.daemon_threads = True
-    print(f"router on :{args.port}", flush=True)
-    server.serve_forever()
+    mirrors = asyncio.create_task(router.mirror_loop())
+    server = await asyncio.start_server(router.serve, host, port, limit=MAX_HEAD, backlog=512)
+    print(f"router on :{port}", flush=True)
+    async with server:
+        await server.serve_forever()
+    mirrors.cancel()
 
 
 if __name__ == "__main__":

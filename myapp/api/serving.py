@@ -7,6 +7,7 @@ so. Bad input answers 400/404 naming the field and changes nothing, so the traff
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,7 +29,8 @@ from ..models import (
     ServiceState,
     TaskRun,
 )
-from ..plain_data import INT64_MAX
+from ..plain_data import INT64_MAX, NonFinite, problem
+from ..serving import prometheus, store
 from ..serving import traffic as split
 from ..serving.router_client import RouterUnavailable, control, forward, router_token
 from . import pipelines
@@ -76,6 +78,47 @@ class ModelVersionSchema(StrictSchema):
     image = fields.String(allow_none=True, validate=validate.Length(1, 512))
 
 
+class ModelUploadSchema(StrictSchema):
+    """The form of an upload (multipart/form-data): the file, and the version's fields as text
+    (metrics and signature as JSON)."""
+    project_id = Int(1, required=True)
+    name = DnsLabel(required=True)
+    framework = fields.String(validate=validate.OneOf(FRAMEWORKS))
+    metrics = fields.String()
+    signature = fields.String()
+    description = fields.String(validate=validate.Length(0, 2000))
+    file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
+
+
+UPLOAD_TEXT = ("project_id", "name", "framework", "description")
+UPLOAD_JSON = ("metrics", "signature")
+
+
+def upload_fields() -> dict[str, Any]:
+    """The upload's form as ModelVersionSchema's input: JSON fields parsed (and bounded like any JSON
+    body), unknown fields refused, each error naming its field."""
+    unknown = sorted(set(request.form) - set(UPLOAD_TEXT) - set(UPLOAD_JSON))
+    if unknown or set(request.files) - {"file"}:
+        name = (unknown or sorted(set(request.files) - {"file"}))[0]
+        raise FieldError(name, "unknown field")
+    data: dict[str, Any] = {k: request.form[k] for k in UPLOAD_TEXT if k in request.form}
+    for name in UPLOAD_JSON:
+        if name not in request.form:
+            continue
+        try:
+            data[name] = json.loads(request.form[name], parse_constant=NonFinite)
+        except (ValueError, RecursionError):
+            raise FieldError(name, "is not valid JSON") from None
+    found = problem(data)
+    if found is not None:
+        raise FieldError(*found)
+    if "project_id" in data:
+        if not (data["project_id"].isascii() and data["project_id"].isdigit()):
+            raise FieldError("project_id", "must be an integer")
+        data["project_id"] = int(data["project_id"])
+    return data
+
+
 LINEAGE = {"run_id": nullable(INTEGER), "pipeline_id": nullable(INTEGER)}
 
 
@@ -118,6 +161,46 @@ class ModelVersionApi(ResourceApi):
                 ModelVersion.project_id == obj.project_id, ModelVersion.name == obj.name,
                 ModelVersion.stage == ModelStage.PRODUCTION, ModelVersion.id != obj.id,
             ).values(stage=ModelStage.ARCHIVED).execution_options(synchronize_session=False))
+
+    def create_blueprint(self, appbuilder: Any, *args: Any, **kwargs: Any) -> Any:
+        blueprint = super().create_blueprint(appbuilder, *args, **kwargs)
+        blueprint.before_request(self._upload_limit)
+        return blueprint
+
+    @staticmethod
+    def _upload_limit() -> None:
+        """An upload's body may be as large as a model file may be (every other body is bounded by
+        MAX_CONTENT_LENGTH); set before anything (the CSRF check) parses the form."""
+        if request.endpoint and request.endpoint.endswith(".upload"):
+            request.max_content_length = current_app.config["MYAPP_MAX_MODEL_BYTES"]
+
+    @route("/upload", methods=("POST",), permission="write", body=ModelUploadSchema, status=201, response="model",
+           summary="Upload a model file (multipart/form-data): stored in the project's model store, registered "
+                   "as the next version of the model")
+    def upload(self):
+        data = upload_fields()
+        upload = request.files.get("file")
+        if upload is None:
+            raise FieldError("file", "a file is required")
+        data = ModelVersionSchema().load({**data, "uri": "/"})  # uri: set below, once the file is kept
+        self.resolve_parent(data)  # a developer of the project, before anything is written
+        project = db.session.get(Project, data["project_id"])
+        path, size = store.save(upload.stream, project.namespace, data["name"], upload.filename or "",
+                                current_app.config["MYAPP_MAX_MODEL_BYTES"])
+        try:
+            obj = self.create({**data, "uri": str(path), "files": [{"path": path.name, "size": size}]})
+        except BaseException:
+            store.discard(path)
+            raise
+        return jsonify(self.present(obj)), 201
+
+    def _operation(self, path: str, spec: dict[str, Any], body_name: str | None,
+                   response: dict[str, Any] | None = None) -> dict[str, Any]:
+        operation = super()._operation(path, spec, body_name, response)
+        if path.endswith("/upload"):
+            operation["requestBody"]["content"] = {
+                "multipart/form-data": operation["requestBody"]["content"]["application/json"]}
+        return operation
 
     def before_delete(self, obj: ModelVersion) -> None:
         services = db.session.scalars(sa.select(InferenceService).where(
@@ -303,7 +386,17 @@ class InferenceServiceApi(ResourceApi):
                 return jsonify(control(*router, "GET", f"/_router/stats?window={int(window)}"))
         except RouterUnavailable:
             pass  # restarting: its figures are gone with it
+        obj = self.load(pk)
+        base_url = current_app.config.get("MYAPP_PROMETHEUS_URL")
+        if base_url and obj.url and not obj.url.startswith("http://127.0.0.1:"):  # on Kubernetes: Istio's counts
+            project = db.session.get(Project, obj.project_id)
+            numbers = dict(db.session.execute(sa.select(ModelVersion.id, ModelVersion.version).where(
+                ModelVersion.id.in_({int(k) for k in obj.traffic} | {obj.shadow_version_id or 0}))).all())
+            shadow = obj.shadow_version_id if str(obj.shadow_version_id) not in obj.traffic else None
+            shadows = frozenset({f"v{numbers[shadow]}"} if shadow in numbers else set())
+            return jsonify(prometheus.figures(base_url, project.namespace, obj.name, int(window), shadows))
         return jsonify(window=int(window), versions={}, series={})
+
 
     @route("/<int:pk>/logs", summary="Sampled request logs (every error, one in ten of the rest), newest first",
            query={"q": "text the entry contains", "limit": "at most this many (1..500, default 100)"},

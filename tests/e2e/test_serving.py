@@ -1,8 +1,8 @@
 """Models and services through the browser (issue 15's "done when"): the digits pipeline runs (its serve
 task makes the service `digits`), its model version appears on the Models page with a link to its run, is
-deployed from there as a new service, answers the test panel correctly, a second version is rolled out on
-it at 30 % and the split shows in the traffic figures, then it is promoted. Both services are deleted at
-the end, which stops their servers.
+deployed from there as a new service, answers the test panel correctly, a second version is uploaded from
+the Models page and rolled out on it at 30 % and the split shows in the traffic figures, then it is
+promoted. Both services are deleted at the end, which stops their servers.
 Screenshots: test-artifacts/e2e/test_deploy_canary_and_promote_from_the_browser/."""
 from __future__ import annotations
 
@@ -62,12 +62,24 @@ def test_deploy_canary_and_promote_from_the_browser(platform, tab):
         assert "curl -sS -X POST" in (page.get_by_test_id("curl").text_content() or "")
         tab.shot("answered")
 
-        # A second version (the same file: what differs is which one answers), rolled out at 30 %.
+        # A second version uploaded from the Models page (the run's file again: what differs is which one
+        # answers), rolled out at 30 %.
         version = platform.api("GET", "/api/v1/model_version/", params={"name": "digits"})["items"][0]
-        platform.api("POST", "/api/v1/model_version/", json={
-            "project_id": version["project_id"], "name": "digits", "uri": version["uri"], "framework": "pytorch",
-            "signature": version["signature"]})
         page.get_by_role("link", name="Models").click()
+        page.get_by_role("button", name="Upload").click()
+        page.get_by_label("Model name").fill("digits")
+        page.get_by_label("File", exact=True).set_input_files(version["uri"])
+        page.get_by_label("Framework").select_option("pytorch")
+        page.get_by_label("Input shape").fill("n, 64")
+        page.get_by_label("Metrics (JSON)").fill('{"accuracy": 0.5}')
+        page.get_by_role("dialog").get_by_role("button", name="Upload").click()
+        uploaded = model.locator("tr[data-version='2']")
+        uploaded.wait_for()
+        assert "accuracy 0.5" in uploaded.inner_text()
+        v2 = platform.api("GET", "/api/v1/model_version/", params={"name": "digits"})["items"][0]
+        assert (v2["version"], v2["framework"], v2["signature"]) == (2, "pytorch", version["signature"])
+        assert v2["uri"] != version["uri"] and v2["files"][0]["size"] > 0
+        tab.shot("uploaded")
         page.get_by_role("button", name="Deploy digits v2").click()
         page.get_by_label("Service", exact=True).select_option(label="digits-svc")
         page.get_by_label("Canary weight").fill("30")

@@ -57,10 +57,19 @@ def model_server(model: Path, version: str, framework: str = "sklearn",
 
 @contextlib.contextmanager
 def router(token: str, config: dict | None = None) -> Iterator[str]:
+    with router_process(token, config) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def router_process(token: str, config: dict | None = None, script: Path = TEMPLATE / "router.py",
+                   log_sample: int = 1) -> Iterator[tuple[str, subprocess.Popen]]:
+    """The template's router (or another version of it: benchmarks/serving.py --against): its URL, its process.
+    Tests keep every request's log line (log_sample 1); the platform keeps one in ten."""
     port = free_port()
-    env = {"ROUTER_TOKEN": token, "ROUTER_CONFIG": json.dumps(config or {}), "ROUTER_LOG_SAMPLE": "1"}
-    with process([str(TEMPLATE / "router.py"), "--port", str(port)], port, env):
-        yield f"http://127.0.0.1:{port}"
+    env = {"ROUTER_TOKEN": token, "ROUTER_CONFIG": json.dumps(config or {}), "ROUTER_LOG_SAMPLE": str(log_sample)}
+    with process([str(script), "--port", str(port)], port, env) as proc:
+        yield f"http://127.0.0.1:{port}", proc
 
 
 class Client:

@@ -1,8 +1,15 @@
 """The local router (job-templates/deploy-service/router.py) in front of real model servers: weights,
-mirror, the version header, figures, sampled logs, and its token."""
+mirror, the version header, figures, sampled logs, and its token; and the HTTP it speaks itself
+(kept-alive connections a server dropped, chunked answers, malformed requests)."""
 from __future__ import annotations
 
 import collections
+import contextlib
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -77,3 +84,71 @@ def test_new_routes_apply_at_once_and_every_call_needs_the_token(servers):
             assert stranger.call("POST", "/predict", {"instances": [servers["images"][0]]})[0] == 401
             assert stranger.call("PUT", "/_router/config", config(servers, {"v1": 100}))[0] == 401
         assert client.call("GET", "/_router/config")[2]["generation"] == 7
+
+
+@contextlib.contextmanager
+def forgetful_upstream() -> Iterator[tuple[str, list[int]]]:
+    """An HTTP/1.1 server that closes every connection after its answer without saying so (as a model
+    server restarting, or an idle timeout, does to a kept-alive connection): the router's next request
+    on it fails and must go again on a new one. Answers in chunks, the other framing the router reads."""
+    connections: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            connections.append(self.client_address[1])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            answer = json.dumps({"echo": json.loads(body), "path": self.path}).encode()
+            for part in (answer[:5], answer[5:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", connections
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_kept_alive_connection_the_server_dropped_is_replaced_and_chunks_are_read():
+    with forgetful_upstream() as (upstream, connections), \
+            router(TOKEN, {"generation": 1, "routes": [{"version": "v1", "url": upstream, "weight": 100}]}) as url:
+        client = Client(url, {"X-Router-Token": TOKEN})
+        for i in range(5):
+            status, headers, body = client.call("POST", f"/predict?n={i}", {"instances": [[i]]})
+            assert (status, headers["x-model-version"], body) == (200, "v1", {"echo": {"instances": [[i]]},
+                                                                              "path": f"/predict?n={i}"})
+        assert len(set(connections)) == 5  # a new connection each time, none of the requests lost
+
+
+def test_malformed_requests_are_refused_and_the_connection_closed():
+    with router(TOKEN, {"generation": 1, "routes": []}) as url:
+        port = int(url.rsplit(":", 1)[1])
+        for raw, status in ((b"NONSENSE\r\n\r\n", 400), (b"POST / HTTP/1.1\r\nNo colon here\r\n\r\n", 400),
+                            (b"POST / HTTP/1.1\r\nContent-Length: many\r\n\r\n", 413),
+                            (b"GET / HTTP/1.1\r\nX: " + b"y" * 70_000 + b"\r\n\r\n", 431)):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(raw)
+                answer = b""
+                while chunk := sock.recv(65536):  # the router closes after its answer
+                    answer += chunk
+            assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:100]
+            assert b"Connection: close" in answer
+        # HTTP/1.0 without keep-alive: answered, then closed.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"GET /x HTTP/1.0\r\nX-Router-Token: " + TOKEN.encode() + b"\r\n\r\n")
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 503 ") and answer.endswith(b'{"message": "no version takes traffic"}')

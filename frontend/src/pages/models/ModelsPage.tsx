@@ -1,6 +1,6 @@
 // The selected project's model registry (/ui/models): versions per model with stage, framework,
 // signature, metrics and the run that produced them; compare two versions; deploy one as a service
-// (a new one, or as a canary of the service already serving the model).
+// (a new one, or as a canary of the service already serving the model); upload a model file as a new version.
 import { useState } from "react";
 import { api, describeError, listAll } from "../../api";
 import { Dialog } from "../../components/Dialog";
@@ -9,7 +9,8 @@ import { useAsync } from "../../lib/useAsync";
 import { Link, navigate } from "../../router";
 import { useProject } from "../../session";
 import type { InferenceService, ModelStage, ModelVersion } from "../../types";
-import { STAGES, byModel, compareMetrics, formatMetric, formatSignature, serviceName } from "./logic";
+import { DTYPES, FRAMEWORKS, STAGES, byModel, compareMetrics, formatMetric, formatSignature, serviceName,
+  uploadForm } from "./logic";
 import "./models.css";
 
 export default function ModelsPage() {
@@ -19,6 +20,7 @@ export default function ModelsPage() {
     [project.id]);
   const [picked, setPicked] = useState<number[]>([]);
   const [deploying, setDeploying] = useState<ModelVersion | null>(null);
+  const [uploading, setUploading] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
   const writer = project.role === "developer" || project.role === "owner";
   const all = versions.data ?? [];
@@ -38,12 +40,14 @@ export default function ModelsPage() {
 
   return (
     <section className="models-page" aria-labelledby="models-title">
-      <PageHeader title={<span id="models-title">Models</span>} />
+      <PageHeader title={<span id="models-title">Models</span>}>
+        {writer && <button type="button" className="primary" onClick={() => setUploading(true)}>Upload</button>}
+      </PageHeader>
       <ErrorBanner error={versions.error} />
       <ErrorBanner error={actionError} />
       {!versions.data ? (versions.loading && <Loading what="Loading models" />) : all.length === 0 ? (
         <div className="panel muted">No model versions in {project.name} yet: a pipeline's model-register task,
-          <code> myapp model register</code> or the API adds them.</div>
+          <code> myapp model register</code>, Upload or the API adds them.</div>
       ) : byModel(all).map(([name, list]) => (
         <div key={name} className="panel model" data-model={name}>
           <h2>{name}</h2>
@@ -87,6 +91,10 @@ export default function ModelsPage() {
       {deploying && (
         <DeployDialog version={deploying} services={(services.data ?? []).filter(
           (s) => s.model_name === deploying.name && !s.deleting)} onClose={() => setDeploying(null)} />
+      )}
+      {uploading && (
+        <UploadDialog names={byModel(all).map(([name]) => name)} onClose={() => setUploading(false)}
+          onDone={() => { setUploading(false); versions.reload(); }} />
       )}
     </section>
   );
@@ -177,6 +185,71 @@ function DeployDialog({ version, services, onClose }: { version: ModelVersion; s
         <footer className="dialog-actions">
           <button type="button" onClick={onClose}>Cancel</button>
           <button type="submit" className="primary" disabled={busy}>Deploy</button>
+        </footer>
+      </form>
+    </Dialog>
+  );
+}
+
+function UploadDialog({ names, onClose, onDone }: { names: string[]; onClose: () => void; onDone: () => void }) {
+  const project = useProject();
+  const [name, setName] = useState(names[0] ?? "");
+  const [framework, setFramework] = useState<string>("sklearn");
+  const [shape, setShape] = useState("");
+  const [dtype, setDtype] = useState<string>("float32");
+  const [metrics, setMetrics] = useState("");
+  const [description, setDescription] = useState("");
+  const [file, setFile] = useState<File | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async () => {
+    if (!file) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api<ModelVersion>("/api/v1/model_version/upload", { method: "POST", body: uploadForm(
+        { projectId: project.id, name, framework, shape, dtype, metrics, description }, file, file.name) });
+      onDone();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title="Upload a model version" onClose={onClose}>
+      <form className="deploy-form" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
+        <label>Model name
+          <input value={name} onChange={(e) => setName(e.target.value)} required list="model-names"
+            pattern="[a-z]([a-z0-9\-]*[a-z0-9])?" />
+          <datalist id="model-names">{names.map((n) => <option key={n} value={n} />)}</datalist>
+        </label>
+        <label>File
+          <input type="file" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        </label>
+        <label>Framework
+          <select value={framework} onChange={(e) => setFramework(e.target.value)}>
+            {FRAMEWORKS.map((f) => <option key={f} value={f}>{f}</option>)}
+          </select>
+        </label>
+        <label>Input shape (n: any size)
+          <input value={shape} onChange={(e) => setShape(e.target.value)} placeholder="n, 64" />
+        </label>
+        <label>Input type
+          <select value={dtype} onChange={(e) => setDtype(e.target.value)}>
+            {DTYPES.map((d) => <option key={d} value={d}>{d}</option>)}
+          </select>
+        </label>
+        <label>Metrics (JSON)
+          <input value={metrics} onChange={(e) => setMetrics(e.target.value)} placeholder='{"accuracy": 0.97}' />
+        </label>
+        <label>Description
+          <input value={description} onChange={(e) => setDescription(e.target.value)} />
+        </label>
+        {error !== null && <p role="alert" className="error">{describeError(error)}</p>}
+        <footer className="dialog-actions">
+          <button type="button" onClick={onClose}>Cancel</button>
+          <button type="submit" className="primary" disabled={busy || !file}>Upload</button>
         </footer>
       </form>
     </Dialog>
