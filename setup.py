@@ -42,6 +42,9 @@ TEST_REQUIRES = [
     "playwright>=1.50,<2",
     # tests/serving: builds the ONNX models the model server is tested with (torch.onnx.export needs it).
     "onnx>=1.16,<2",
+    # tests/outputs/test_outputs_s3.py: a real S3 server (moto's ThreadedMotoServer) in the test, read with boto3.
+    "moto[server]>=5,<6",
+    "boto3>=1.34,<2",
     # Linters `make lint` runs (settings in pyproject.toml).
     "ruff==0.17.6",
     "mypy==2.4.1",
@@ -65,6 +68,8 @@ setup(
         # newer releases pulls several GB of CUDA packages.
         "ml": ["torch==2.13.0", "scikit-learn>=1.5,<2"],
         "gpu": ["nvidia-ml-py>=12"],
+        # Task outputs in an S3-compatible store (MYAPP_OUTPUTS_S3_BUCKET, myapp/outputs_s3.py).
+        "s3": ["boto3>=1.34,<2"],
         # Local notebooks run JupyterLab with the platform's Python (`make install` installs it).
         "notebook": ["jupyterlab>=4.2,<5"],
         # Local model servers (job-templates/deploy-service/main.py): joblib/scikit-learn, TorchScript (torch

@@ -3,8 +3,10 @@
     from myapp.client import Client
     client = Client.login("http://127.0.0.1:8080", "alice", password)   # or Client(url, token)
     pipeline = client.apply_pipeline(open("pipeline.yaml").read())
-    run = client.run_pipeline(pipeline["id"], params={"lr": 0.01})
+    run = client.run_pipeline(pipeline["id"], parameters={"lr": 0.01})
     client.wait(run["id"])
+
+Inside a task whose template mounts the run's token: ``Client.from_job().report_metrics(step, {"loss": 0.3})``.
 
 It needs nothing of the platform but its URL (no database, no configuration): `myapp login URL` stores
 URL and token in the user's config file (`config_path()`, mode 0600), which `myapp pipeline ...`,
@@ -40,7 +42,7 @@ class Run(TypedDict, total=False):
     pipeline_id: int
     state: str
     reason: str | None
-    params: dict[str, Any]
+    parameters: dict[str, Any]
     logical_date: str | None
     started_at: str | None
     finished_at: str | None
@@ -87,12 +89,24 @@ class Client:
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self._task_run: int | None = None
 
     @classmethod
     def login(cls, url: str, username: str, password: str) -> Client:
         answer = cls(url, "").request("POST", "/api/v1/security/login",
                                       {"username": username, "password": password, "provider": "db"}, auth=False)
         return cls(url, answer["access_token"])
+
+    @classmethod
+    def from_job(cls) -> Client:
+        """In a job: the platform's address and the run's own token, from the environment the platform
+        gives a task whose template mounts the token (PLATFORM_API_URL, PLATFORM_API_TOKEN)."""
+        url = os.environ.get("PLATFORM_API_URL") or os.environ.get("MYAPP_API_URL")
+        token = os.environ.get("PLATFORM_API_TOKEN", "").strip()
+        if not url or not token:
+            raise ClientError(0, "not in a job with the platform's token: PLATFORM_API_URL and PLATFORM_API_TOKEN "
+                                 "are set for tasks whose template mounts secret://myapp-api-token/token")
+        return cls(url, token)
 
     @classmethod
     def from_saved(cls) -> Client | None:
@@ -160,8 +174,9 @@ class Client:
         return self.request("GET", f"/api/v1/pipeline/{pipeline_id}/export")["yaml"]
 
     # ---- runs ---------------------------------------------------------------------------------
-    def run_pipeline(self, pipeline_id: int, params: Mapping[str, Any] | None = None) -> Run:
-        return self.request("POST", "/api/v1/pipeline_run/", {"pipeline_id": pipeline_id, "params": dict(params or {})})
+    def run_pipeline(self, pipeline_id: int, parameters: Mapping[str, Any] | None = None) -> Run:
+        return self.request("POST", "/api/v1/pipeline_run/",
+                            {"pipeline_id": pipeline_id, "parameters": dict(parameters or {})})
 
     def run(self, run_id: int) -> Run:
         return self.request("GET", f"/api/v1/pipeline_run/{run_id}")
@@ -186,6 +201,29 @@ class Client:
 
     def outputs(self, task_run_id: int) -> dict[str, Any]:
         return self.request("GET", f"/api/v1/task_run/{task_run_id}/outputs")
+
+    def this_task_run(self) -> int:
+        """In a job: the id of the attempt running it, from the contract's MYAPP_RUN_ID, MYAPP_TASK and
+        MYAPP_ATTEMPT (found once, then kept)."""
+        if self._task_run is None:
+            run_id, task, attempt = (os.environ.get(k, "") for k in ("MYAPP_RUN_ID", "MYAPP_TASK", "MYAPP_ATTEMPT"))
+            if not run_id.isdigit() or not task or not attempt.isdigit():
+                raise ClientError(0, "not in a job: MYAPP_RUN_ID, MYAPP_TASK and MYAPP_ATTEMPT are not all set")
+            pipeline_id = self.run(int(run_id))["pipeline_id"]
+            tasks = [t for t in self.pages("/api/v1/task/", pipeline_id=pipeline_id, name=task) if t["name"] == task]
+            found = [a["id"] for a in self.task_runs(int(run_id))
+                     if tasks and a["task_id"] == tasks[0]["id"] and a["attempt"] == int(attempt)]
+            if not found:
+                raise ClientError(404, f"no attempt {attempt} of task {task!r} in run {run_id}")
+            self._task_run = found[0]
+        return self._task_run
+
+    def report_metrics(self, step: int, values: Mapping[str, float], task_run_id: int | None = None) -> int:
+        """Metrics at a step (name -> finite number), kept with the attempt like metrics.jsonl's and
+        charted by the run view; by default this job's own attempt. Returns how many the attempt keeps."""
+        task_run_id = self.this_task_run() if task_run_id is None else task_run_id
+        return self.request("POST", f"/api/v1/task_run/{task_run_id}/reported_metrics",
+                            {"step": step, "values": dict(values)})["kept"]
 
     def wait(self, run_id: int, timeout: float = 3600.0, poll: float = 1.0) -> Run:
         """Until the run has finished (ClientError 408 after timeout seconds)."""

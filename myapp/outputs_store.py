@@ -1,30 +1,42 @@
-"""Where the platform reads what attempts wrote: the local backend's outputs folder.
+"""Where the platform reads what attempts wrote and keeps the metrics they report.
 
 ``root()/<namespace>/<run>/<task>/<attempt>/`` is what the local backend binds into the job as its
-``MYAPP_OUTPUT_DIR`` (myapp/outputs.py). When an attempt finishes, the worker lists what is there
-and reads ``metrics.jsonl`` into the task run (``record``); the API lists, previews and downloads
-files from the same folder (``open_file``), always inside the attempt's own folder.
+``MYAPP_OUTPUT_DIR`` (myapp/outputs.py); attempts that ran on Kubernetes are in the S3-compatible store
+where one is configured (myapp/outputs_s3.py), else on the cluster's claim, which the platform does not
+read. When an attempt finishes, the worker lists what is there and reads ``metrics.jsonl`` into the task
+run (``record``); the API lists, previews and downloads the same (``current``, ``open_file``), always
+inside the attempt's own folder.
 """
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import sqlalchemy as sa
 from flask import current_app
 
+from . import outputs_s3
 from .errors import DomainError, FieldError, Kind
+from .extensions import db
 from .models import TaskRun
 from .outputs import METRICS_FILE, PATH
 
+log = logging.getLogger(__name__)
+
 MAX_FILES = 1000  # listed per attempt; beyond, the list says it was cut
 MAX_METRIC_LINES = 20_000
+MAX_METRICS_BYTES = 16 * 1024 * 1024  # of metrics.jsonl read
 MAX_METRIC_NAME = 128
+MAX_VALUES_PER_REPORT = 100  # metric names in one POST
+MAX_STEP = 2**53  # what a JSON number holds exactly
 PREVIEW_BYTES = 64 * 1024
 MAX_ARCHIVE_BYTES = 512 * 1024 * 1024  # what one "download all" zips at most
 TEXT_SUFFIXES = frozenset({".txt", ".log", ".json", ".jsonl", ".yaml", ".yml", ".md", ".py", ".csv", ".tsv"})
@@ -95,22 +107,110 @@ def parse_metrics(lines: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def record(attempt: TaskRun, namespace: str) -> None:
-    """What a finished attempt left in its folder, kept with the task run (none on a remote cluster)."""
+def _store(attempt: TaskRun) -> outputs_s3.Store | None:
+    """The S3-compatible store holding the attempt's folder: where one is configured, for attempts that
+    ran on Kubernetes (the local backend always writes this machine's folder)."""
+    store = outputs_s3.settings()
+    if store is None or attempt.backend != "kubernetes" or not attempt.output_dir:
+        return None
+    return outputs_s3.store(store)
+
+
+def listing(attempt: TaskRun, namespace: str) -> list[dict[str, Any]] | None:
+    """What the attempt's folder holds now (None: it has no folder here, e.g. a cluster's claim)."""
+    store = _store(attempt)
+    if store is not None:
+        assert attempt.output_dir is not None
+        return [{"path": path, "size": size, "preview": preview_kind(path)}
+                for path, size in store.list(namespace, attempt.output_dir, MAX_FILES) if PATH.fullmatch(path)]
     folder = attempt_folder(attempt, namespace)
-    if folder is None or not folder.is_dir():
+    return list_files(folder) if folder is not None and folder.is_dir() else None
+
+
+def _metrics_file(attempt: TaskRun, namespace: str) -> list[dict[str, Any]]:
+    try:
+        with open_file(attempt, namespace, METRICS_FILE, MAX_METRICS_BYTES) as fh:
+            return parse_metrics(fh.read(MAX_METRICS_BYTES).decode("utf-8", errors="replace").splitlines())
+    except DomainError as exc:
+        if exc.kind == Kind.NOT_FOUND:
+            return []
+        raise
+
+
+def current(attempt: TaskRun, namespace: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Files and metrics as the run view shows them: kept with the row once the attempt has ended, read
+    from its folder (or the store) before, with the posted metrics after the file's, as record() keeps them."""
+    files, metrics = attempt.outputs, attempt.reported_metrics or []
+    if files is None:
+        now = listing(attempt, namespace)
+        if now is not None:
+            files, metrics = now, _metrics_file(attempt, namespace) + metrics
+    return files or [], metrics
+
+
+def record(attempt: TaskRun, namespace: str) -> None:
+    """What a finished attempt left in its folder (or the store), kept with the task run.
+
+    The row's metrics until now are those the task posted to the API (``report``): the file's go first,
+    then those. The row is read again under its lock, so a post committed meanwhile is kept and a later
+    one finds the attempt finished."""
+    try:
+        files = listing(attempt, namespace)
+        metrics = _metrics_file(attempt, namespace) if files is not None else []
+    except DomainError as exc:  # the store cannot answer now: the run view reads it live later instead
+        log.warning("outputs of task run %s not recorded: %s", attempt.id, exc.message)
         return
-    attempt.outputs = list_files(folder)
-    metrics = folder / METRICS_FILE
-    if metrics.is_file() and not metrics.is_symlink():
-        with open(metrics, encoding="utf-8", errors="replace") as fh:
-            attempt.reported_metrics = parse_metrics(fh.read(16 * 1024 * 1024).splitlines())
+    if files is None:
+        return
+    attempt.outputs = files
+    db.session.flush()  # the state it ended in goes first: lock() reads the row back over the object
+    merged = metrics + (lock(attempt.id).reported_metrics or [])
+    attempt.reported_metrics = merged[:MAX_METRIC_LINES] or None
 
 
-def open_file(attempt: TaskRun, namespace: str, path: str) -> Path:
-    """The file at path in the attempt's folder; FieldError for a path that leaves it, 404 when absent."""
+def lock(attempt_id: int) -> TaskRun:
+    """Write the task run's row (its lock until the commit, on PostgreSQL and SQLite alike) and read
+    it back fresh: reports of one attempt append in turn, and the end of the attempt waits for them."""
+    return db.session.scalars(
+        sa.update(TaskRun).where(TaskRun.id == attempt_id).values(reported_metrics=TaskRun.reported_metrics)
+        .returning(TaskRun).execution_options(populate_existing=True)).one()
+
+
+def report(attempt: TaskRun, step: int, values: Mapping[str, Any]) -> int:
+    """Metrics a task posts through the API (``POST /api/v1/task_run/{id}/reported_metrics``), kept
+    with its attempt like those of metrics.jsonl; the caller has locked the row (``lock``). Returns how many the
+    attempt keeps. FieldError naming the value; a finished attempt or a full one is a conflict."""
+    if attempt.is_finished:
+        raise DomainError(f"task run {attempt.id} has {attempt.state.value}: it reports no more metrics",
+                          kind=Kind.CONFLICT)
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEP:
+        raise FieldError("step", f"must be an integer from 0 to {MAX_STEP}")
+    if not isinstance(values, Mapping) or not 1 <= len(values) <= MAX_VALUES_PER_REPORT:
+        raise FieldError("values", f"must map 1 to {MAX_VALUES_PER_REPORT} metric names to numbers")
+    new = []
+    for name, value in sorted(values.items()):  # one order whatever the client's JSON
+        if not isinstance(name, str) or not name or len(name) > MAX_METRIC_NAME or not name.isprintable():
+            raise FieldError(f"values.{name}", f"metric names are 1 to {MAX_METRIC_NAME} printable characters")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise FieldError(f"values.{name}", "must be a finite number")
+        new.append({"step": step, "name": name, "value": float(value)})
+    kept = list(attempt.reported_metrics or [])
+    if len(kept) + len(new) > MAX_METRIC_LINES:
+        raise DomainError(f"task run {attempt.id} already keeps {len(kept)} metric values, at most "
+                          f"{MAX_METRIC_LINES}", kind=Kind.CONFLICT)
+    attempt.reported_metrics = kept + new  # a new list: the JSON column sees the change
+    return len(attempt.reported_metrics)
+
+
+def open_file(attempt: TaskRun, namespace: str, path: str, max_bytes: int | None = None) -> IO[bytes]:
+    """The file at path in the attempt's folder (or the store), open for reading (the first max_bytes
+    at least, when given); FieldError for a path that leaves the folder, 404 when absent."""
     if not PATH.fullmatch(path):
         raise FieldError("path", f"{path!r} is not a relative path inside the output folder")
+    store = _store(attempt)
+    if store is not None:
+        assert attempt.output_dir is not None
+        return store.open(namespace, attempt.output_dir, path, max_bytes)
     folder = attempt_folder(attempt, namespace)
     if folder is None:
         raise DomainError(f"task run {attempt.id} has no outputs", kind=Kind.NOT_FOUND)
@@ -119,20 +219,25 @@ def open_file(attempt: TaskRun, namespace: str, path: str) -> Path:
     if os.path.commonpath([os.path.realpath(full), real_folder]) != real_folder or full.is_symlink() \
             or not full.is_file():
         raise DomainError(f"task run {attempt.id} has no output file {path!r}", kind=Kind.NOT_FOUND)
-    return full
+    return open(full, "rb")
 
 
 def delete_run(namespace: str, run_id: int) -> None:
-    """A deleted run's outputs folder, on this machine (a cluster's volume keeps its copy)."""
-    folder = root() / namespace / str(int(run_id))
-    shutil.rmtree(folder, ignore_errors=True)
+    """A deleted run's outputs: its folder on this machine and in the store (a cluster's claim keeps its
+    copy). After the commit: a store that cannot be reached leaves its objects, said in the log."""
+    shutil.rmtree(root() / namespace / str(int(run_id)), ignore_errors=True)
+    store = outputs_s3.settings()
+    if store is not None:
+        try:
+            outputs_s3.store(store).delete(namespace, str(int(run_id)))
+        except DomainError as exc:
+            log.warning("outputs of deleted run %s left in the store: %s", run_id, exc.message)
 
 
 def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:
     """Every file the attempt wrote, as one zip (empty when it wrote nothing); DomainError beyond
     MAX_ARCHIVE_BYTES (the files download one by one then)."""
-    folder = attempt_folder(attempt, namespace)
-    files = list_files(folder) if folder is not None and folder.is_dir() else []
+    files = listing(attempt, namespace) or []
     total = sum(f["size"] for f in files)
     if total > MAX_ARCHIVE_BYTES:
         raise DomainError(f"task run {attempt.id} wrote {total} bytes, more than one archive holds "
@@ -140,7 +245,7 @@ def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:
     out: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115 (returned open)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for item in files:
-            assert folder is not None
-            zf.write(folder / item["path"], item["path"])
+            with open_file(attempt, namespace, item["path"]) as src, zf.open(item["path"], "w") as dst:
+                shutil.copyfileobj(src, dst, 1024 * 1024)
     out.seek(0)
     return out

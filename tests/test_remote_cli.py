@@ -95,13 +95,13 @@ def test_the_remote_cli_drives_a_platform_with_a_url_and_a_token(platform, tmp_p
     assert applied["name"] == name
 
     bad = myapp("pipeline", "run", name, "--param", "greting=x", ok=False)
-    assert bad.returncode == 2 and "params.greting" in bad.stderr
+    assert bad.returncode == 2 and "parameters.greting" in bad.stderr
 
     ran = myapp("pipeline", "run", name, "--param", "greeting=hello", "--wait", "--json", ok=False)
     run = json.loads(ran.stdout)
     logs = myapp("pipeline", "logs", str(run["id"])).stdout
     assert ran.returncode == 0 and run["state"] == "succeeded", (run, logs)
-    assert run["params"] == {"greeting": "hello"}
+    assert run["parameters"] == {"greeting": "hello"}
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert run["logical_date"] in (today, (dt.date.fromisoformat(today) - dt.timedelta(days=1)).isoformat())
     assert f"hello on {run['logical_date']}" in logs  # a manual run's {{ ds }} is its start date
@@ -112,7 +112,7 @@ def test_the_remote_cli_drives_a_platform_with_a_url_and_a_token(platform, tmp_p
     exported = myapp("pipeline", "export", name).stdout
     assert "{{ tasks.make.outputs.data.csv }}" in exported and "greeting: hi" in exported
     rerun = json.loads(myapp("run", "rerun", str(run["id"]), "--json").stdout)
-    assert rerun["id"] != run["id"] and rerun["params"] == {"greeting": "hello"}
+    assert rerun["id"] != run["id"] and rerun["parameters"] == {"greeting": "hello"}
     assert isinstance(json.loads(myapp("model", "list", "--json").stdout), list)
 
     config.write_text(json.dumps({"url": base, "token": "not-a-token"}))
@@ -130,3 +130,48 @@ def test_the_client_in_python(platform):
         client.pipeline("no-such-pipeline", "demo")
     assert missing.value.status == 404
     assert Path  # typed helpers need nothing but the URL
+
+
+SLEEPER = """
+name: {name}
+project: demo
+tasks:
+  - name: train
+    template: python
+    args:
+      script: "import time; time.sleep(120)"
+"""
+
+
+def test_a_job_reports_metrics_through_the_client(platform, monkeypatch):
+    """What a task does with Client.from_job(): finds its own attempt from the contract's environment
+    and reports metrics while it runs; the run view's outputs answer charts them."""
+    from myapp.client import Client, ClientError
+
+    base, password = platform
+    person = Client.login(base, "admin", password)
+    name = f"metrics-{uuid.uuid4().hex[:6]}"
+    pipeline = person.apply_pipeline(SLEEPER.format(name=name))
+    run = person.run_pipeline(pipeline["id"])
+    try:
+        attempt = wait_until(lambda: next(iter(person.task_runs(run["id"])), None), timeout=60, interval=0.5,
+                             what="the attempt")
+        monkeypatch.delenv("PLATFORM_API_TOKEN", raising=False)
+        with pytest.raises(ClientError, match="PLATFORM_API_TOKEN"):
+            Client.from_job()
+        # As in the job (an admin's token stands in for the run's, which only the platform holds).
+        for key, value in {"PLATFORM_API_URL": base, "PLATFORM_API_TOKEN": person.token,
+                           "MYAPP_RUN_ID": str(run["id"]), "MYAPP_TASK": "train", "MYAPP_ATTEMPT": "1"}.items():
+            monkeypatch.setenv(key, value)
+        job = Client.from_job()
+        assert job.this_task_run() == attempt["id"]
+        assert job.report_metrics(0, {"loss": 0.75}) == 1
+        assert job.report_metrics(1, {"loss": 0.5, "accuracy": 0.9}) == 3
+        assert person.outputs(attempt["id"])["metrics"] == [
+            {"step": 0, "name": "loss", "value": 0.75}, {"step": 1, "name": "accuracy", "value": 0.9},
+            {"step": 1, "name": "loss", "value": 0.5}]
+        with pytest.raises(ClientError) as bad:
+            job.report_metrics(2, {"loss": float("nan")})
+        assert bad.value.status == 400
+    finally:
+        person.cancel_run(run["id"])

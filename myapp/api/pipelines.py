@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import uuid
 from typing import Any
 
@@ -17,11 +18,11 @@ from ..models.base import utcnow
 from ..outputs_refs import check_references
 from ..pipelines.dag import find_cycle
 from ..pipelines.macros import check_run_params
-from ..pipelines.notify import new_secret
+from ..pipelines.notify import give_secret, secret_of
 from ..pipelines.scheduling import check_schedule
 from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_webhook, save_task, task_values
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
-from .errors import ApiError, FieldError, domain_error
+from .errors import ApiError, FieldError, Forbidden, domain_error
 from .responses import (
     GRAPH,
     LOG_EVENTS,
@@ -131,16 +132,16 @@ class PipelineApi(ResourceApi):
            response=WEBHOOK_SECRET)
     def webhook_secret(self, pk: int):
         pipeline = self.load(pk, ProjectRole.DEVELOPER)
-        return _no_store(jsonify(secret=pipeline.webhook_secret))
+        return _no_store(jsonify(secret=secret_of(pipeline)))  # a row stored plain is sealed now
 
     @route("/<int:pk>/webhook_secret/rotate", methods=("POST",), permission="write",
            summary="Replace the webhook's signing secret with a new one; deliveries from now on use it",
            response=WEBHOOK_SECRET)
     def rotate_webhook_secret(self, pk: int):
         pipeline = self.load(pk, ProjectRole.DEVELOPER)
-        pipeline.webhook_secret = new_secret()
+        secret = give_secret(pipeline)
         pipeline.updated_at = utcnow()
-        return _no_store(jsonify(secret=pipeline.webhook_secret))
+        return _no_store(jsonify(secret=secret))
 
     @route("/import", methods=("POST",), permission="write", body=PipelineYamlSchema,
            summary="Create or update a pipeline from YAML (tasks, depends_on, schedule)", response="model")
@@ -301,7 +302,9 @@ class EdgeApi(ResourceApi):
 
 class PipelineRunSchema(StrictSchema):
     pipeline_id = Int(1, required=True)
-    params = fields.Dict(keys=fields.String())
+    parameters = fields.Dict(keys=fields.String(), metadata={
+        "description": "values of the pipeline's parameters for this run ({{ params.<name> }}); the pipeline's "
+                       "`parameters` give the rest"})
     # Idempotency: a client retrying the same request gets a 409, not a second run.
     run_key = fields.String(validate=validate.Regexp(r"^[A-Za-z0-9_.:-]{1,128}$"))
 
@@ -320,7 +323,7 @@ class PipelineRunApi(ResourceApi):
     def before_save(self, obj: PipelineRun, data: dict, creating: bool) -> None:
         obj.run_key = obj.run_key or f"manual-{uuid.uuid4().hex}"
         obj.created_by_id = current_user().id
-        check_run_params(db.session.get(Pipeline, obj.pipeline_id), obj.params or {})
+        check_run_params(db.session.get(Pipeline, obj.pipeline_id), obj.parameters or {})
 
     def after_create(self, obj: PipelineRun) -> None:
         run_id = obj.id
@@ -335,7 +338,7 @@ class PipelineRunApi(ResourceApi):
             raise ApiError(f"run {pk} is {source.state.value}; it can be rerun when it has finished", status=409)
         run = PipelineRun(project_id=source.project_id, pipeline_id=source.pipeline_id, trigger=source.trigger,
                           run_key=f"rerun-{pk}-{uuid.uuid4().hex[:12]}", logical_date=source.logical_date,
-                          params=source.params, rerun_of_id=source.id, created_by_id=current_user().id)
+                          parameters=source.parameters, rerun_of_id=source.id, created_by_id=current_user().id)
         db.session.add(run)
         db.session.flush()
         run_id = run.id
@@ -371,6 +374,15 @@ class PipelineRunApi(ResourceApi):
 
 
 MAX_LOG_LINES = 10_000
+REPORTED = {"type": "object", "properties": {"kept": {"type": "integer"}}, "required": ["kept"],
+            "additionalProperties": False}
+
+
+class ReportMetricsSchema(StrictSchema):
+    # Checked by outputs_store.report (finite numbers, names, bounds): marshmallow only shapes the body.
+    step = fields.Raw(required=True, metadata={"type": "integer", "minimum": 0})
+    values = fields.Dict(keys=fields.String(), values=fields.Raw(metadata={"type": "number"}), required=True,
+                         metadata={"description": "metric name -> finite number, 1 to 100 of them"})
 # What an output file answers as: a download, a zip of them all, a text preview, an image.
 OUTPUT_MEDIA_TYPES = ("application/octet-stream, application/zip, text/plain, "
                       "image/png, image/jpeg, image/gif, image/webp")
@@ -385,7 +397,8 @@ class TaskRunApi(ResourceApi):
     label = "task run"
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
-    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics", "outputs", "output_file"}
+    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics", "outputs", "output_file",
+                             "report_metrics"}
     output_fields = TASK_RUN_OUTPUT
 
     @staticmethod
@@ -433,14 +446,23 @@ class TaskRunApi(ResourceApi):
 
         attempt = self.load(pk)
         namespace = db.session.get(Project, attempt.project_id).namespace
-        files, metrics = attempt.outputs, attempt.reported_metrics
-        folder = outputs_store.attempt_folder(attempt, namespace)
-        if files is None and folder is not None and folder.is_dir():  # still running, or not recorded yet
-            files = outputs_store.list_files(folder)
-            metrics_file = folder / outputs_store.METRICS_FILE
-            if metrics_file.is_file() and not metrics_file.is_symlink():
-                metrics = outputs_store.parse_metrics(metrics_file.read_text(errors="replace").splitlines())
-        return jsonify(output_dir=attempt.output_dir, files=files or [], metrics=metrics or [])
+        files, metrics = outputs_store.current(attempt, namespace)
+        return jsonify(output_dir=attempt.output_dir, files=files, metrics=metrics)
+
+    @route("/<int:pk>/reported_metrics", methods=("POST",), permission="write", body=ReportMetricsSchema,
+           summary="Report metrics of a running attempt at a step (a task, with its run's token): kept with "
+                   "the attempt beside those of metrics.jsonl", response=REPORTED)
+    def report_metrics(self, pk: int):
+        from .. import outputs_store
+        from ..claims import RUN_CLAIM
+        from ..security import run_claims
+
+        attempt = self.load(pk, ProjectRole.DEVELOPER)
+        claims = run_claims()
+        if claims is not None and int(claims[RUN_CLAIM]) != attempt.pipeline_run_id:
+            raise Forbidden(f"this token is run {claims[RUN_CLAIM]}'s: it reports metrics of that run's tasks only")
+        body = ReportMetricsSchema().load(json_body())
+        return jsonify(kept=outputs_store.report(outputs_store.lock(attempt.id), body["step"], body["values"]))
 
     @route("/<int:pk>/output", summary="One output file: a download, or with preview=1 its start as text "
            "(images are shown as they are); without path, every file in one zip",
@@ -459,14 +481,15 @@ class TaskRunApi(ResourceApi):
         if path is None:
             return send_file(outputs_store.archive(attempt, namespace), mimetype="application/zip",
                              as_attachment=True, download_name=f"task-run-{attempt.id}-outputs.zip")
-        full = outputs_store.open_file(attempt, namespace, path)
         kind = outputs_store.preview_kind(path)
+        name = path.rsplit("/", 1)[-1]
         if args.get("preview") == "1" and kind in ("text", "csv", "metrics"):
-            with open(full, "rb") as fh:
+            with outputs_store.open_file(attempt, namespace, path, outputs_store.PREVIEW_BYTES) as fh:
                 text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
             return current_app.response_class(text, mimetype="text/plain")
+        stream = outputs_store.open_file(attempt, namespace, path)
         if kind == "image":  # shown inline by the run view; nothing a browser would run (no SVG)
-            return send_file(full, mimetype=outputs_store.IMAGE_TYPES[full.suffix.lower()])
+            return send_file(stream, mimetype=outputs_store.IMAGE_TYPES[os.path.splitext(name)[1].lower()],
+                             download_name=name)
         # Anything else downloads: a job's HTML must never render on the platform's origin.
-        return send_file(full, mimetype="application/octet-stream", as_attachment=True,
-                         download_name=full.name)
+        return send_file(stream, mimetype="application/octet-stream", as_attachment=True, download_name=name)

@@ -86,7 +86,8 @@ class PipelineRun(IdMixin, _Stateful, Model):
     )
     # The logical date ({{ ds }}) of scheduled and backfilled runs.
     logical_date: Mapped[dt.date | None] = mapped_column(sa.Date)
-    params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    # Values of the pipeline's parameters for this run (the pipeline's `parameters` fill the rest).
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
     # A rerun keeps the source run's succeeded tasks and runs the rest again.
     rerun_of_id: Mapped[int | None] = mapped_column(sa.ForeignKey("pipeline_run.id", ondelete="SET NULL"))
     # A debug run of one task alone, its upstream tasks ignored.

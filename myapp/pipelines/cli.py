@@ -149,7 +149,7 @@ def run_command(name: str, project: str, params: tuple[str, ...], wait: bool, po
         except DomainError as exc:
             _fail(exc)
         row = PipelineRun(project_id=pipeline.project_id, pipeline_id=pipeline.id,
-                          run_key=f"cli-{uuid.uuid4().hex}", trigger=RunTrigger.MANUAL, params=values)
+                          run_key=f"cli-{uuid.uuid4().hex}", trigger=RunTrigger.MANUAL, parameters=values)
         db.session.add(row)
         db.session.commit()
         click.echo(f"run {row.id} of {project}/{name} queued")
@@ -208,10 +208,10 @@ def run_list(pipeline_name: str | None, project: str, limit: int, as_json: bool)
             query = sa.select(PipelineRun).order_by(PipelineRun.id.desc()).limit(limit)
             if pipeline_name:
                 query = query.where(PipelineRun.pipeline_id == _pipeline(pipeline_name, project).id)
-            runs = [{"id": r.id, "pipeline_id": r.pipeline_id, "state": r.state.value, "params": r.params,
+            runs = [{"id": r.id, "pipeline_id": r.pipeline_id, "state": r.state.value, "parameters": r.parameters,
                      "started_at": r.started_at.isoformat() if r.started_at else None}
                     for r in db.session.scalars(query)]
-    _print(runs, as_json, "\n".join(f"{r['id']}\t{r['state']}\tpipeline {r['pipeline_id']}\t{r.get('params') or ''}"
+    _print(runs, as_json, "\n".join(f"{r['id']}\t{r['state']}\tpipeline {r['pipeline_id']}\t{r.get('parameters') or ''}"
                                     for r in runs))
 
 

@@ -42,11 +42,12 @@ SAMPLE_VALUES = macro_values(ds="2000-01-01", run_id="1", pipeline="pipeline", p
 def check_run_params(pipeline: Any, params: dict[str, Any]) -> None:
     """A run's parameters: only those the pipeline declares (with their defaults), plain values.
 
-    FieldError naming ``params.<name>``: a typo must not run with the default silently."""
+    FieldError naming ``parameters.<name>``: a typo must not run with the default silently."""
     declared = pipeline.parameters or {}
     for name, value in params.items():
         if name not in declared:
             known = ", ".join(sorted(declared)) or "none"
-            raise FieldError(f"params.{name}", f"the pipeline declares no parameter {name!r} (its parameters: {known})")
+            raise FieldError(f"parameters.{name}",
+                             f"the pipeline declares no parameter {name!r} (its parameters: {known})")
         if value is not None and not isinstance(value, (str, int, float, bool)):
-            raise FieldError(f"params.{name}", "must be a string, a number or a boolean")
+            raise FieldError(f"parameters.{name}", "must be a string, a number or a boolean")

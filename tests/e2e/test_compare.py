@@ -20,7 +20,8 @@ def test_two_digits_runs_side_by_side(platform, tab):
     from myapp.backends.local import LocalBackend
 
     pipeline = platform.api("GET", "/api/v1/pipeline/?name=digits")["items"][0]
-    runs = [platform.api("POST", "/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"], "params": {"lr": lr}})
+    runs = [platform.api("POST", "/api/v1/pipeline_run/",
+                         json={"pipeline_id": pipeline["id"], "parameters": {"lr": lr}})
             for lr in (0.05, 0.01)]
     try:
         for run in runs:  # what is compared is the training: its attempt must have succeeded

@@ -100,7 +100,8 @@ def test_run_with_parameters_from_the_editor(platform, tab):
     page.wait_for_url("**/ui/runs/*")
     run_id = int(page.url.rsplit("/", 1)[-1])
     run = platform.api("GET", f"/api/v1/pipeline_run/{run_id}")
-    assert run["params"] == {"greeting": "hello"}  # only what changed; the default fills the rest
+    assert run["parameters"] == {"greeting": "hello"}  # only what changed; the default fills the rest
+    expect(page.locator(".run-facts")).to_contain_text("greeting=hello")  # the run view says what was given
     done = wait_until(lambda: (r := platform.api("GET", f"/api/v1/pipeline_run/{run_id}"))["state"]
                       in ("succeeded", "failed", "cancelled") and r, timeout=120, interval=1, what="the run")
     assert done["state"] == "succeeded", done

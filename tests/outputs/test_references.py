@@ -70,13 +70,13 @@ def test_yaml_import_and_the_task_api_check_references_too(user, catalog):
 
 def test_run_parameters_are_checked(user, catalog):
     pipe = new_pipeline(user, parameters={"lr": 0.1})
-    bad = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "params": {"lrr": 0.5}})
+    bad = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "parameters": {"lrr": 0.5}})
     assert bad.status_code == 400
-    assert bad.get_json()["errors"] == [{"field": "params.lrr", "reason": bad.get_json()["errors"][0]["reason"]}]
+    assert bad.get_json()["errors"] == [{"field": "parameters.lrr", "reason": bad.get_json()["errors"][0]["reason"]}]
     assert "declares no parameter 'lrr' (its parameters: lr)" in bad.get_json()["errors"][0]["reason"]
-    nested = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "params": {"lr": [1]}})
-    assert nested.status_code == 400 and nested.get_json()["errors"][0]["field"] == "params.lr"
-    good = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "params": {"lr": 0.5}})
+    nested = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "parameters": {"lr": [1]}})
+    assert nested.status_code == 400 and nested.get_json()["errors"][0]["field"] == "parameters.lr"
+    good = user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"], "parameters": {"lr": 0.5}})
     assert good.status_code == 201
 
 
@@ -91,7 +91,7 @@ def test_a_manual_run_gets_its_start_date_as_ds(app, catalog):
     with app.app_context():
         run = db.session.get(PipelineRun, run_id)
         run.logical_date = None  # a manual run: no schedule gave it a date
-        run.params = {"lr": "0.5"}
+        run.parameters = {"lr": "0.5"}
         db.session.commit()
     from myapp.pipelines.controller import RunController
 

@@ -12,6 +12,7 @@ from typing import Any
 import pydantic
 from kubernetes import client, config
 
+from ... import outputs_s3
 from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
 from ...outputs import VOLUME as OUTPUTS_VOLUME
 from ...rendering.pod import pod_templates
@@ -38,7 +39,7 @@ from .retry import KubeApiError, RetryPolicy
 
 # Objects other attempts may legitimately share by name (a stable Service, the traffic split of
 # a canary): on 409 they are brought to the submitted spec with a merge patch, not just adopted.
-CONVERGE_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler", "ConfigMap"})
+CONVERGE_KINDS = frozenset({"Service", "VirtualService", "HorizontalPodAutoscaler", "ConfigMap", "InferenceService"})
 # What cancel deletes: the workload and its gang-scheduling PodGroup (Services etc. stay for cleanup).
 CANCEL_KINDS = frozenset({"PodGroup"})
 # What a submission without a workload may hold: a serving service's front Service and traffic split
@@ -137,6 +138,9 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         Queue (cluster-scoped, shared by the group's jobs) is brought to the submitted spec first and
         is not part of the JobRef: cancel and cleanup leave it."""
         objects = [copy.deepcopy(dict(m)) for m in manifests]
+        store = outputs_s3.settings()
+        if store is not None:  # outputs in the S3-compatible store, not the project's claim (docs/outputs.md)
+            objects = outputs_s3.to_store(objects, store)
         shared = [obj for obj in objects if isinstance(obj, Mapping) and _is_shared(obj)]
         objects = [obj for obj in objects if not (isinstance(obj, Mapping) and _is_shared(obj))]
         for queue in shared:
@@ -264,7 +268,7 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
             return base
         podgroups = ([self._get_optional(o) for o in ref.objects if o.kind == "PodGroup"]
                      if base.state is JobState.PENDING else [])
-        return adapters.combine(base, self.list_pods(ref), podgroups, self._url(ref))
+        return adapters.combine(base, self.list_pods(ref), podgroups, self._url(ref) or base.url)
 
     # --- pods and their logs: the logs.PodLogSource the log readers use ------------------
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineRun, Task, TaskRun } from "../../types";
 import { metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
 
-const run = (id: number, params: Record<string, unknown>) => ({ id, params } as unknown as PipelineRun);
+const run = (id: number, params: Record<string, unknown>) => ({ id, parameters: params } as unknown as PipelineRun);
 
 describe("comparison", () => {
   it("reads run ids from the query", () => {

@@ -15,11 +15,11 @@ export function parseRunIds(value: string | null): number[] {
 
 /** The parameter names used by any run (with the pipeline's defaults), sorted. */
 export function parameterNames(runs: PipelineRun[], defaults: Record<string, unknown>): string[] {
-  return [...new Set([...Object.keys(defaults), ...runs.flatMap((r) => Object.keys(r.params ?? {}))])].sort();
+  return [...new Set([...Object.keys(defaults), ...runs.flatMap((r) => Object.keys(r.parameters ?? {}))])].sort();
 }
 
 export function parameterValue(run: PipelineRun, name: string, defaults: Record<string, unknown>): string {
-  const value = name in (run.params ?? {}) ? run.params[name] : defaults[name];
+  const value = name in (run.parameters ?? {}) ? run.parameters[name] : defaults[name];
   return value === undefined ? "—" : String(value);
 }
 

@@ -221,7 +221,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
     setProblem(null);
     try {
       const started = await api<PipelineRun>("/api/v1/pipeline_run/", {
-        method: "POST", body: { pipeline_id: pipeline.id, params: params ?? {} } satisfies PipelineRunBody,
+        method: "POST", body: { pipeline_id: pipeline.id, parameters: params ?? {} } satisfies PipelineRunBody,
       });
       navigate(`/runs/${started.id}`);
     } catch (err) {

@@ -111,7 +111,12 @@ export function OutputsTab({ attempt }: { attempt: AttemptSummary }) {
         </div>
       )}
       {files.length === 0
-        ? <p className="muted">No output files{active ? " yet" : ""}.</p>
+        ? <p className="muted">
+          No output files{active ? " yet" : ""}.
+          {attempt.backend === "kubernetes" && output_dir && <> On Kubernetes the files are listed once the attempt
+            has uploaded them to the outputs store; without one they stay on the project&apos;s outputs claim, which
+            the platform does not read (downstream tasks do).</>}
+        </p>
         : (
           <table className="outputs-list" aria-label="Output files">
             <thead><tr><th>File</th><th>Size</th><th /></tr></thead>

@@ -84,6 +84,12 @@ export function RunHeader({ run, pipelineName, onlyTaskName, canWrite, stream, n
         {run.rerun_of_id !== null && (
           <Fact label="Rerun of"><Link to={`/runs/${run.rerun_of_id}`}>run #{run.rerun_of_id}</Link></Fact>
         )}
+        {Object.keys(run.parameters ?? {}).length > 0 && (
+          <Fact label="Parameters" wide>
+            {Object.entries(run.parameters).sort(([a], [b]) => a.localeCompare(b))
+              .map(([name, value]) => `${name}=${String(value)}`).join(", ")}
+          </Fact>
+        )}
         {run.reason && <Fact label="Reason" wide>{run.reason}</Fact>}
       </dl>
     </>
