@@ -171,7 +171,7 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
     for aid, task_id, _, started, ended in reversed(finished):
         seconds = (_aware(ended) - _aware(started)).total_seconds()
         snap.history.add(f"task:{task_id}", (done[aid] or Amount()).gpus, max(seconds, 0.0))
-    snap.running += _notebooks(group.id, first)
+    snap.running += _notebooks(group.id, nodes, snap.running)
     quotas = db.session.scalars(sa.select(Quota).where(Quota.resource_group_id == group.id)).all()
     if quotas:
         capacity = (float(sum(n.gpus for n in nodes)), sum(n.cpu for n in nodes), sum(n.memory for n in nodes))
@@ -181,21 +181,24 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
     return snap
 
 
-def _notebooks(group_id: int, node: str) -> list[Running]:
-    """The group's started notebooks (submitted, not stopped): running, on `node`, never preempted."""
+def _notebooks(group_id: int, nodes: list[Node], running: list[Running]) -> list[Running]:
+    """The group's started notebooks (submitted, not stopped): running, never preempted, each on the node
+    it fits beside the attempts (best fit, as admit_notebook placed it; in start order), else the first."""
+    plan = Plan(nodes, running)
     out = []
     for nb in db.session.scalars(sa.select(Notebook).where(Notebook.resource_group_id == group_id,
                                                            Notebook.state.in_(tuple(ACTIVE)))
-                                 .order_by(Notebook.id)):
+                                 .order_by(Notebook.started_at, Notebook.id)):
         if (nb.job or {}).get("ref"):
             job = _notebook_job(nb, requested(render_notebook(nb)))
-            out.append(Running(job, {node: job.gpus}, _aware(nb.started_at or nb.created_at).timestamp(),
-                               preemptible=False))
+            where = plan.fit(job) or {nodes[0].name: job.gpus}
+            plan.take(job, where)
+            out.append(Running(job, where, _aware(nb.started_at or nb.created_at).timestamp(), preemptible=False))
     return out
 
 
-def _notebook_job(nb: Notebook, amount: Amount) -> Job:
-    return Job(f"notebook:{nb.id}", "notebook", amount.gpus, _aware(nb.created_at).timestamp(),
+def _notebook_job(nb: Notebook, amount: Amount, asked: dt.datetime | None = None) -> Job:
+    return Job(f"notebook:{nb.id}", "notebook", amount.gpus, _aware(asked or nb.created_at).timestamp(),
                cpu=amount.cpu_millicores / 1000, memory=float(amount.memory_bytes), project=str(nb.project_id))
 
 
@@ -255,27 +258,44 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
     return False
 
 
-def admit_notebook(nb: Notebook) -> str | None:
-    """Why the notebook may not start now ("waiting: project quota cpu 2/2"), or None: it fits its
-    project's quota (the same ledger as task attempts, borrowing included) and a node's free capacity.
-    It neither queues behind waiting attempts nor preempts: it takes what is free now, and its worker
-    asks again every few seconds. The group stays locked until the caller commits (after its submit)."""
+def admit_notebook(nb: Notebook, now: dt.datetime | None = None) -> str | None:
+    """Why the notebook may not start now ("waiting: project quota cpu 2/2"), or None: it is placed.
+
+    The notebook joins the group's queue as a job asking now, and the group's policy decides, with its
+    quotas (borrowing included) and its reservations, but never preempting for it. It starts only if that
+    decision starts it and no attempt queued before it is left waiting for room (those waiting for their
+    own project's quota do not count): a stream of notebooks cannot starve a big gang waiting for room.
+    Its worker asks again every few seconds. The group stays locked until the caller commits (after its
+    submit)."""
     if nb.resource_group_id is None:
         return None
     group = lock_group(nb.resource_group_id)  # the notebook's reconcile locks no other group: never BUSY
     nodes = nodes_of(group) if group is not None else []
     if group is None or not nodes:
         return None
+    now = now or dt.datetime.now(dt.UTC)
     snap = snapshot(group, nodes)
-    running = [r for r in snap.running if r.job.id != f"notebook:{nb.id}"]
-    job = _notebook_job(nb, requested(render_notebook(nb)))
+    key = f"notebook:{nb.id}"
+    running = [r for r in snap.running if r.job.id != key]
+    job = _notebook_job(nb, requested(render_notebook(nb)), asked=now)
     ledger = None if snap.ledger is None else Ledger(snap.ledger.capacity, snap.ledger.shares, running)
-    why = ledger.refuses(job) if ledger is not None else None
-    if why is None:
-        plan = Plan(nodes, running)
-        if plan.fit(job) is None:
-            why = plan.why_not(job)
-    return None if why is None else f"waiting: {why}"
+    decision = decide(group.policy, now.timestamp(), nodes, running, [*snap.waiting, Waiting(job)], snap.history,
+                      max_preemptions=0, ledger=ledger)
+    if key not in {s.job_id for s in decision.starts}:
+        reason = next(r for r in decision.reasons if r.job_id == key)
+        return reason.text
+    started = {s.job_id for s in decision.starts}
+    queued = {w.job.id: w.job for w in snap.waiting}
+    after = None if snap.ledger is None else Ledger(  # the quotas once this decision's starts run
+        snap.ledger.capacity, snap.ledger.shares, [*running, *(Running(queued[k], {}, 0.0) for k in started
+                                                              if k in queued)])
+    ahead = [r for r in decision.reasons if r.job_id in queued
+             and (after is None or after.refuses(queued[r.job_id]) is None)]
+    if ahead:
+        first = snap.entries[ahead[0].job_id]
+        return (f"waiting: behind {len(ahead)} job(s) of the group's queue waiting for room "
+                f"(first: task run {first.attempt_id})")
+    return None
 
 
 BUSY: Any = object()  # lock_group: another pass holds the group, and this one may not wait for it

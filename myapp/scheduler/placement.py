@@ -1,8 +1,8 @@
 """Where a gang fits: the free GPUs, CPU and memory per node, changed as a policy plans.
 
-A job that fits one node's GPUs goes on one node (best fit: the fullest node that still holds it, so
-whole nodes stay free for big gangs); a larger job takes whole free nodes. A placement is all the job's
-GPUs or nothing: no partial gang ever holds GPUs.
+A job that fits one node's GPUs goes on one node (best fit: the fullest node that still holds it, in
+GPUs, then CPU, then memory, so whole nodes stay free for big gangs); a larger job takes whole free
+nodes. A placement is all the job's GPUs or nothing: no partial gang ever holds GPUs.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ class Plan:
         self.largest = max((n.gpus for n in nodes), default=0)
         self.smallest = min((n.gpus for n in nodes), default=0)  # fewer free than this on every node: none whole
         self.total = sum(n.gpus for n in nodes)
+        self.tracked = any(n.cpu or n.memory for n in nodes)  # best fit compares CPU and memory too
         gpus = self.gpus
         self.free_gpus = self.total
         if free is not None and not any(n.cpu or n.memory for n in nodes):
@@ -54,13 +55,16 @@ class Plan:
                 free = self.gpus[name]
                 if exclude and name in exclude:
                     continue
-                if free < job.gpus or (best is not None and free >= self.gpus[best]):
+                if free < job.gpus or (best is not None and free > self.gpus[best]):
                     continue
+                if best is not None and free == self.gpus[best] and not (
+                        self.tracked and (self.cpu[name], self.memory[name]) < (self.cpu[best], self.memory[best])):
+                    continue  # as full as the best so far (in GPUs, then CPU and memory): keep the first
                 node = self.nodes[name]
                 if (node.cpu and self.cpu[name] < job.cpu) or (node.memory and self.memory[name] < job.memory):
                     continue
                 best = name
-                if free == job.gpus:
+                if free == job.gpus and not self.tracked:
                     break  # an exact fit: nothing fits better
             return None if best is None else {best: job.gpus}
         if self.free_gpus < job.gpus:

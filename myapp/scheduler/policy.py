@@ -278,13 +278,13 @@ def _easy(ctx: Context) -> Decision:
     """EASY backfilling: FIFO; the first gang that does not fit gets a reservation on the nodes expected
     to free first, and later gangs start only if they leave those nodes alone or are expected to end
     before the reservation. Durations are expected from the history of the same group and GPU count."""
-    return _backfill(ctx, lambda: (sorted(ctx.waiting, key=_arrival), len(ctx.waiting)))
+    return _backfill(ctx, lambda: sorted(ctx.waiting, key=_arrival))
 
 
-def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> Decision:
-    """Place the waiting jobs in the order `order()` gives; the first that does not fit among its first
-    `n` (its second value) holds the nodes expected to free first for itself (one reservation, as
-    EASY), and later jobs use those nodes only if expected to end before it starts."""
+def _backfill(ctx: Context, order: Callable[[], list[Waiting]]) -> Decision:
+    """Place the waiting jobs in the order `order()` gives; the first that does not fit holds the nodes
+    expected to free first for itself (one reservation, as EASY), and later jobs use those nodes only if
+    expected to end before it starts."""
     plan, decision = ctx.plan, ctx.decision
     sizes = set(map(_GPUS, ctx.waiting))
     if not ctx.explain and ctx.ledger is None and not plan.could_fit(sizes):
@@ -294,8 +294,8 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
     shadow, reserved = math.inf, set[str]()
     failed_any = failed_restricted = math.inf  # single-node sizes that did not fit (monotone, as in _schedule)
     left: list[tuple[Waiting, str]] = []
-    ordered, reserving = order()
-    for i, w in enumerate(ordered):
+    ordered = order()
+    for w in ordered:
         job = w.job
         plain = not job.cpu and not job.memory and ctx.ledger is None
         single = plan.single_node(job)
@@ -321,7 +321,7 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
             if ctx.explain:
                 left.append((w, refused))
             continue  # the quota, not the nodes, holds it: it reserves nothing
-        if head is None and i < reserving:
+        if head is None:
             head = job
             shadow, reserved = _reservation(ctx, job)
         if ctx.explain:
@@ -337,9 +337,9 @@ def _backfill(ctx: Context, order: Callable[[], tuple[list[Waiting], int]]) -> D
 
 def _sieve(ctx: Context) -> Decision:
     """Ours: shortest expected GPU-time first, expected from the history of the same group and GPU count;
-    a job that has waited much longer than it is expected to run goes first, and if it does not fit, it
-    holds the nodes expected to free first (see docs/scheduling.md)."""
-    def order() -> tuple[list[Waiting], int]:
+    a job that has waited much longer than it is expected to run goes first; the first job in that order
+    that does not fit holds the nodes expected to free first (see docs/scheduling.md)."""
+    def order() -> list[Waiting]:
         # By class (group, GPUs), one C-level sort: a Python key per job per decision is too slow for
         # the simulator's queues of thousands.
         first: list[Waiting] = []
@@ -354,13 +354,12 @@ def _sieve(ctx: Context) -> Decision:
             if late < len(jobs):
                 classes.append((gpus * expected, jobs[late:]))
         first.sort(key=_arrival)
-        reserving = len(first)
         classes.sort(key=lambda c: c[0])
         out = first
         for _, same in groupby(classes, key=lambda c: c[0]):  # equal expectations: by submission
             lists = [c[1] for c in same]
             out += lists[0] if len(lists) == 1 else heapq.merge(*lists, key=_arrival)
-        return out, reserving
+        return out
 
     return _backfill(ctx, order)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.pipelines.test_admission_local import Platform, make_group, python_task, submit
 from tests.support import unique
 
@@ -155,10 +157,14 @@ def test_a_notebook_borrowing_idle_capacity_is_never_preempted(app, catalog, tmp
         platform.stop()
 
 
-def test_a_notebook_queues_behind_a_job_waiting_for_room(app, catalog, tmp_path):
+@pytest.mark.parametrize(("policy", "why"), [
+    ("sieve", "waiting: its GPUs are held for "),  # the policy's own reservation for the big job
+    ("gang-fifo", "waiting: behind 1 job(s) of the group's queue waiting for room (first: task run "),
+])
+def test_a_notebook_queues_behind_a_job_waiting_for_room(app, catalog, tmp_path, policy, why):
     """A 4-CPU job waits for a 2-CPU one to end; a 1-CPU notebook would fit beside it but waits its turn
     (else a stream of notebooks could keep the big job waiting forever), then starts after the big job."""
-    group, (project,) = make_group(app, 4000, [None])
+    group, (project,) = make_group(app, 4000, [None], policy=policy)
     jupyter, platform = Jupyter(), Platform(app, tmp_path)
     nb = notebook(app, project, group)
     try:
@@ -170,7 +176,7 @@ def test_a_notebook_queues_behind_a_job_waiting_for_room(app, catalog, tmp_path)
         platform.until(lambda: platform.attempts(big)[0][2] == "waiting: no node with 4 free CPUs", "the big job waits")
         state, reason = reconcile(app, nb, jupyter)
         assert state == "waiting" and not jupyter.running
-        assert reason.startswith("waiting: behind 1 job(s) of the group's queue waiting for room (first: task run ")
+        assert reason.startswith(why)
         platform.until(lambda: platform.run_state(big) == "succeeded", "the big job ran once the 2-CPU task ended")
         assert reconcile(app, nb, jupyter) == ("running", None)
         stop(app, nb, jupyter)

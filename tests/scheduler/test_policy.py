@@ -110,3 +110,16 @@ def test_ours_holds_the_nodes_that_free_first_for_a_starving_gang():
     d = decide("sieve", 10, TWO, running, waiting, history)
     assert [(s.job_id, s.placement) for s in d.starts] == [("q", {"n1": 1})]  # not on n0, held for big
     assert [(r.job_id, r.position, r.text) for r in d.reasons] == [("big", 1, "waiting: no node with 8 free GPUs")]
+
+
+def test_ours_holds_nodes_for_the_first_job_in_its_order_that_does_not_fit():
+    """Not only a starving one: else 1-GPU jobs keep every node fragmented and an 8-GPU job never fits."""
+    history = History()
+    history.add("g", 4, 100)  # r ends in about 100 s
+    history.add("b", 8, 10)  # b: 80 GPU-seconds expected, first in the order
+    history.add("s", 1, 1000)  # s: 1,000 GPU-seconds, would run past r's end on b's node
+    running = [Running(job("r", 4), {"n0": 4}, started=0)]
+    d = decide("sieve", 10, TWO[:1], running, wait(job("b", 8, 5, "b"), job("s", 1, 5, "s")), history)
+    assert d.starts == []
+    assert [(r.job_id, r.position) for r in d.reasons] == [("b", 1), ("s", 2)]
+    assert d.reasons[1].text.startswith("waiting: its GPUs are held for b, expected to start in")
