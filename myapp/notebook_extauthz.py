@@ -12,6 +12,10 @@ AuthorizationPolicy, action CUSTOM; install/istio/mesh-config.yaml): the same me
   running code is a developer's right), 409 (the notebook does not run), which Envoy answers the
   browser with.
 
+The worker (a snapshot build, activity polling) has no session: it sends `worker_auth.HEADER`, a
+short-lived HMAC of the notebook only the platform can make, admitted on Jupyter's kernel and terminal
+paths alone (`worker_auth.WORKER_PATHS`) with the same token upstream.
+
 It accepts every method (Envoy forwards the original one) and skips the CSRF check: it reads, writes
 nothing, and answers only Envoy (a browser calling it directly learns the token of a notebook it may
 open anyway, and every request to the notebook is checked again).
@@ -29,6 +33,7 @@ from .api.notebooks import PATH
 from .api.scope import check_project
 from .extensions import csrf, db
 from .models import Notebook, Project, ProjectRole
+from .notebooks import worker_auth
 from .notebooks.states import SERVING, jupyter_token, not_serving
 
 PREFIX = "/api/v1/notebook/ext-authz"
@@ -62,12 +67,23 @@ def _denied(error: ApiError) -> Response:
     return response
 
 
+def _inside(rest: str) -> str:
+    """The path inside the notebook's prefix: `notebook/<project>/<name>/<this>`."""
+    parts = rest.split("/", 3)
+    return parts[3] if len(parts) == 4 else ""
+
+
 @extauthz.route(f"{PREFIX}/<path:rest>", methods=METHODS)
 def check(rest: str) -> Response:
-    # Envoy sends the browser's cookies only: a token (a script's, a job's run token) is not a way in.
-    if request.headers.get("Authorization") or not current_user or not current_user.is_authenticated:
-        return _denied(ApiError("sign in to open notebooks", status=401))
+    worker = request.headers.get(worker_auth.HEADER)
     match = PATH.fullmatch("/" + rest)
+    if worker is not None:
+        if match is None or not worker_auth.WORKER_PATHS.fullmatch(_inside(rest)) \
+                or not worker_auth.valid(worker, match["project"], match["name"]):
+            return _denied(ApiError("not a valid worker credential for this notebook and path", status=401))
+    # Envoy sends the browser's cookies only: a token (a script's, a job's run token) is not a way in.
+    elif request.headers.get("Authorization") or not current_user or not current_user.is_authenticated:
+        return _denied(ApiError("sign in to open notebooks", status=401))
     if match is None:
         return _denied(NotFound("notebook", "/" + rest))
     missing = NotFound("notebook", f"{match['project']}/{match['name']}")
@@ -75,7 +91,8 @@ def check(rest: str) -> Response:
         project = db.session.scalar(sa.select(Project).filter_by(name=match["project"]))
         if project is None:
             raise missing
-        check_project(project.id, ProjectRole.DEVELOPER, missing)
+        if worker is None:  # the worker's credential names this notebook: no member to check
+            check_project(project.id, ProjectRole.DEVELOPER, missing)
         nb = db.session.scalar(sa.select(Notebook).filter_by(project_id=project.id, name=match["name"]))
         if nb is None:
             raise missing

@@ -78,6 +78,49 @@ def test_everyone_else_is_refused_without_the_token(app, world):
     assert owner.get(f"{PREFIX}/notebook/no-such-project/lab/lab").status_code == 404
 
 
+def test_the_workers_credential_opens_this_notebooks_kernels_alone_for_minutes(app, world):
+    """The worker (a snapshot build, activity polling) has no session: a short-lived HMAC of the notebook,
+    only the platform can make, admits it to Jupyter's kernel and terminal paths, with the token upstream."""
+    import time
+
+    from myapp.notebooks.worker_auth import HEADER, LIFETIME, credential
+
+    name = world["project"]["name"]
+    base = f"{PREFIX}/notebook/{name}/lab/"
+    client = app.test_client()  # no session cookie, no member
+    with app.app_context():
+        good = credential(name, "lab")
+        other = credential(name, "other")
+        expired = credential(name, "lab", now=time.time() - LIFETIME - 5)
+        too_long = credential(name, "lab", now=time.time() + LIFETIME)
+    for method, path in (("POST", "api/kernels"), ("GET", "api/kernels/0f3a-9b/channels"),
+                         ("DELETE", "api/kernels/0f3a-9b"), ("GET", "api/terminals")):
+        answer = client.open(base + path, method=method, headers={HEADER: good})
+        assert answer.status_code == 200, (path, answer.get_data(as_text=True))
+        assert answer.headers["Authorization"] == "token jupyter-secret-token"
+    refused = [
+        ("api/contents/notes.ipynb", good),  # not a kernel path: files stay the members'
+        ("lab", good), ("api/kernels/../contents", good), ("api/terminals/1", good),
+        ("api/kernels", other),  # another notebook's credential
+        ("api/kernels", expired), ("api/kernels", too_long),
+        ("api/kernels", good[:-1] + ("0" if good[-1] != "0" else "1")),  # altered
+        ("api/kernels", "9999999999.abc"), ("api/kernels", ""),
+    ]
+    for path, value in refused:
+        answer = client.get(base + path, headers={HEADER: value})
+        assert answer.status_code == 401, (path, value, answer.get_data(as_text=True))
+        assert "Authorization" not in answer.headers
+    # Under another SECRET_KEY (another platform) the same notebook's credential is worthless.
+    saved = app.config["SECRET_KEY"]
+    app.config["SECRET_KEY"] = "another secret key of the platform"
+    try:
+        with app.app_context():
+            foreign = credential(name, "lab")
+    finally:
+        app.config["SECRET_KEY"] = saved
+    assert client.get(base + "api/kernels", headers={HEADER: foreign}).status_code == 401
+
+
 def test_a_notebook_that_does_not_run_is_409(app, world):
     from myapp.extensions import db
     from myapp.models import Notebook, NotebookState
@@ -140,7 +183,9 @@ def test_the_mesh_config_sends_notebook_requests_to_this_check():
     assert provider["name"] == DEFAULTS["MYAPP_NOTEBOOK_AUTHZ_PROVIDER"]
     http = provider["envoyExtAuthzHttp"]
     assert http["pathPrefix"] == ROUTE and http["failOpen"] is False
-    assert http["includeRequestHeadersInCheck"] == ["cookie"]
+    from myapp.notebooks.worker_auth import HEADER
+
+    assert http["includeRequestHeadersInCheck"] == ["cookie", HEADER.lower()]
     assert set(http["headersToUpstreamOnAllow"]) == {"authorization", "cookie"}
     web = [d for d in yaml.safe_load_all((install / "base" / "web.yaml").read_text()) if d and d["kind"] == "Service"]
     namespace = yaml.safe_load((install / "base" / "kustomization.yaml").read_text())["namespace"]

@@ -13,7 +13,7 @@ import datetime as dt
 import importlib.metadata
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import sqlalchemy as sa
 from flask import current_app
@@ -35,7 +35,11 @@ from ..models import (
     ServiceState,
     utcnow,
 )
+from ..notebooks import worker_auth
+from ..notebooks.packages import SnapshotError, installed
+from ..notebooks.states import SERVING, jupyter_token, not_serving
 from ..rendering import RenderError
+from ..rendering.kinds.notebook import url_prefix
 from ..sealed import SealError
 from ..task_manifests import group_spec, template_data
 from . import credentials, kaniko
@@ -117,12 +121,11 @@ def _packages(build: ImageBuild, log: LogWriter) -> list[str]:
     notebook = db.session.get(Notebook, build.notebook_id) if build.notebook_id else None
     if notebook is None:
         raise Failed("the notebook to snapshot no longer exists")
-    if notebook.resource_group_id and _group_on_kubernetes(notebook.resource_group_id):
-        raise Failed("snapshots of notebooks on a Kubernetes cluster are not supported yet: run `pip freeze` "
-                     "in the notebook and build from that package list")
     project = db.session.get(Project, notebook.project_id)
-    env = environments.resolve(notebook.image, project.namespace)
-    packages = snapshot(env)
+    if notebook.resource_group_id and _group_on_kubernetes(notebook.resource_group_id):
+        packages = _running_packages(notebook, project)
+    else:
+        packages = snapshot(environments.resolve(notebook.image, project.namespace))
     log(f"snapshot of notebook {notebook.name} ({notebook.image}): {len(packages)} package(s)")
     build.packages = packages
     build.base_image = build.base_image or notebook.image
@@ -144,12 +147,32 @@ def snapshot(env: environments.Environment | None) -> list[str]:
         paths = [p for p in sys.path if p.endswith("site-packages")]
     else:
         paths = [str(p) for p in sorted((env.path / "lib").glob("python*/site-packages"))]
-    found = {}
-    for dist in importlib.metadata.distributions(path=paths):
-        name = dist.metadata["Name"]
-        if name and dist.version and name.lower() not in ("pip", "setuptools", "wheel"):
-            found[environments.normalize(name)] = f"{environments.normalize(name)}=={dist.version}"
-    return environments.freeze_requirements("\n".join(sorted(found.values())))
+    return pins((dist.metadata["Name"], dist.version) for dist in importlib.metadata.distributions(path=paths))
+
+
+def pins(found: Iterable[tuple[str | None, str | None]]) -> list[str]:
+    """`name==version` of each distribution as `pip freeze` lists them (pip's own tools left out); a name
+    or version that is no requirement (a notebook can print anything) is dropped by `freeze_requirements`."""
+    pinned = {}
+    for name, version in found:
+        if name and version and name.lower() not in ("pip", "setuptools", "wheel"):
+            pinned[environments.normalize(name)] = f"{environments.normalize(name)}=={version}"
+    return environments.freeze_requirements("\n".join(sorted(pinned.values())))
+
+
+def _running_packages(notebook: Notebook, project: Project) -> list[str]:
+    """A notebook on Kubernetes: its kernel lists them, asked through its Service (docs/images.md)."""
+    token = jupyter_token(notebook)
+    if notebook.state not in SERVING or not notebook.upstream or not token:
+        raise Failed(f"the notebook must be running to snapshot it ({not_serving(notebook)})")
+    base = notebook.upstream + url_prefix(project.name, notebook.name)
+    headers = {worker_auth.HEADER: worker_auth.credential(project.name, notebook.name)}
+    timeout = float(current_app.config.get("MYAPP_NOTEBOOK_SNAPSHOT_TIMEOUT") or 120)
+    db.session.commit()  # no transaction held open while the notebook answers
+    try:
+        return pins(installed(base, headers, timeout))
+    except SnapshotError as exc:
+        raise Failed(f"cannot read the packages of notebook {notebook.name}: {exc}") from exc
 
 
 # ---- locally ------------------------------------------------------------------------------------------
@@ -196,8 +219,10 @@ def _kaniko(build: ImageBuild, log: LogWriter, poll_seconds: float, sleep: Calla
     backend = backend_for_group(build.resource_group_id)
     namespace = db.session.get(Project, build.project_id).namespace
     if build.backend_ref is None:
+        # The package list first: a snapshot that cannot be taken fails before any Secret is put.
+        packages = [] if build.dockerfile else _packages(build, log)
         secret = _push_secret(build, backend, namespace, log)
-        ref = backend.submit(_manifests(build, log, secret))
+        ref = backend.submit(_manifests(build, packages, secret))
         build.backend_ref = ref.as_dict()
         db.session.commit()
         log(f"submitted Kaniko Job {ref.namespace}/{ref.primary.name}")
@@ -238,7 +263,7 @@ def _cleanup(backend: Backend, ref: JobRef, namespace: str, build_id: int, log: 
         log(f"deleting the build's registry Secret failed: {exc}")
 
 
-def _manifests(build: ImageBuild, log: LogWriter, registry_secret: str) -> list[dict]:
+def _manifests(build: ImageBuild, packages: list[str], registry_secret: str) -> list[dict]:
     project = db.session.get(Project, build.project_id)
     template = db.session.scalar(sa.select(JobTemplate).filter_by(name=TEMPLATE).order_by(JobTemplate.id.desc()))
     if template is None:
@@ -247,7 +272,7 @@ def _manifests(build: ImageBuild, log: LogWriter, registry_secret: str) -> list[
         text = build.dockerfile
     else:
         try:
-            text = dockerfile_for(build.base_image, _packages(build, log), list(build.apt_packages))
+            text = dockerfile_for(build.base_image, packages, list(build.apt_packages))
         except ValueError as exc:
             raise Failed(str(exc)) from exc
     group = db.session.get(ResourceGroup, build.resource_group_id) if build.resource_group_id else None

@@ -31,6 +31,7 @@ from ..models import (
     utcnow,
 )
 from ..rendering.kinds.notebook import url_prefix
+from . import worker_auth
 from .states import SERVING, StartError, jupyter_token, request_stop, transition
 
 TIMEOUT = 5.0  # seconds for Jupyter to answer an activity query
@@ -63,10 +64,9 @@ def environment_check() -> Callable[[Notebook], str | None]:
     return check
 
 
-def last_activity(upstream: str, prefix: str, token: str, fetch: Callable[[str, str], Any] | None = None
+def last_activity(upstream: str, prefix: str, token: str, fetch: Callable[[str, str], Any]
                   ) -> tuple[dt.datetime | None, bool]:
     """(latest kernel or terminal activity, whether a kernel is busy now) from Jupyter's API."""
-    fetch = fetch or _fetch
     latest: dt.datetime | None = None
     busy = False
     for path in ("api/kernels", "api/terminals"):
@@ -78,10 +78,16 @@ def last_activity(upstream: str, prefix: str, token: str, fetch: Callable[[str, 
     return latest, busy
 
 
-def _fetch(url: str, token: str) -> Any:
-    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-        return json.loads(response.read())
+def fetcher(project: str, name: str) -> Callable[[str, str], Any]:
+    """GET with the token (a local Jupyter reads it) and the worker's credential (on Kubernetes the
+    notebook's ext-authz check admits the worker by it and adds the token itself)."""
+    def fetch(url: str, token: str) -> Any:
+        request = urllib.request.Request(url, headers={"Authorization": f"token {token}",
+                                                       worker_auth.HEADER: worker_auth.credential(project, name)})
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            return json.loads(response.read())
+
+    return fetch
 
 
 def _parse(value: Any) -> dt.datetime | None:
@@ -107,7 +113,8 @@ def check(nb: Notebook, now: dt.datetime, fetch: Callable[[str, str], Any] | Non
     if not nb.upstream or not token:
         return "unanswered"
     try:
-        latest, busy = last_activity(nb.upstream, url_prefix(project.name, nb.name), token, fetch)
+        latest, busy = last_activity(nb.upstream, url_prefix(project.name, nb.name), token,
+                                     fetch or fetcher(project.name, nb.name))
     except (OSError, ValueError, urllib.error.URLError):
         return "unanswered"  # the reconcile's status poll decides what that means, not culling
     started = _aware(nb.started_at) or now

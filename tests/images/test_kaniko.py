@@ -63,20 +63,6 @@ def test_a_destination_that_is_no_registry_path_is_refused():
     assert "destination" in str(caught.value)
 
 
-@pytest.fixture()
-def kubernetes_group(admin, k8s_backend):
-    """A resource group on a Kubernetes cluster whose backend is the real one, on the API-server double."""
-    from myapp.backends import registry
-
-    cluster = created(admin.post("/api/v1/cluster/", json={"name": unique("k8s"), "kind": "kubernetes",
-                                                          "kube_context": "double"}))
-    group = created(admin.post("/api/v1/resource_group/", json={"name": unique("builds"), "cluster_id": cluster["id"],
-                                                                "cpu": "8", "memory": "16Gi", "gpus": 0}))
-    registry._backends[("cluster", cluster["id"])] = k8s_backend
-    yield group["id"]
-    registry._backends.pop(("cluster", cluster["id"]), None)
-
-
 def test_a_build_on_kubernetes_streams_kaniko_logs_and_registers_the_image(app, user, catalog, double,
                                                                            kubernetes_group):
     from myapp.images.drive import drive

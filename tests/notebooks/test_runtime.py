@@ -119,7 +119,7 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
     # A kernel over the websocket, through the proxy.
     assert asyncio.run(_run_cell(base, member, "1+1")) == "2"
     assert asyncio.run(_terminal_echo(base, member, "hello-from-a-terminal")).count("hello-from-a-terminal") >= 2
-    from myapp.notebooks.activity import last_activity
+    from myapp.notebooks.activity import fetcher, last_activity
 
     with app.app_context():  # the culling check reads the kernel's and terminal's activity from Jupyter itself
         from myapp.extensions import db
@@ -129,7 +129,8 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
         row = db.session.get(Notebook, nb["id"])
         token = jupyter_token(row)
         stored = json.dumps(row.job)
-        latest, _busy = last_activity(row.upstream, f"/notebook/{project['name']}/lab/", token)
+        latest, _busy = last_activity(row.upstream, f"/notebook/{project['name']}/lab/", token,
+                                      fetcher(project['name'], "lab"))
     # The row keeps the token sealed: the value Jupyter was given (its Secret) is nowhere in it.
     given = (local_backend.workdir / "secrets" / project["namespace"] / "lab-jupyter-token" / "token").read_text()
     assert token == given.strip() and token not in stored and '"sealed:' in stored
