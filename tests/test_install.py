@@ -30,7 +30,8 @@ from myapp.contract import PRIORITY_CLASS
 from myapp.rendering import render
 from myapp.rendering.pod import pod_templates
 from myapp.rendering.volcano_queue import Amount, QuotaShare, queue_spec
-from myapp.serving.manifests import ServiceSpec
+from myapp.serving.manifests import ServiceSpec, VersionSpec
+from myapp.serving.manifests import kserve as serving_kserve
 from myapp.serving.manifests import traffic as serving_traffic
 from tests.k8s_double.support import NS, manifests
 from tests.rendering.support import GPU_GROUP, PLAIN_CTX, REQUIRED_ARGS, SCENARIOS_ALL, catalog
@@ -47,7 +48,7 @@ Grants = dict[tuple[str, str], set[str]]
 #   create  submit (_create_or_adopt), every object a template renders
 #   get     _create_or_adopt adopts on 409; status/_get_optional and workload_finished read the
 #           workload; status reads PodGroups while the workload is pending
-#   patch   _create_or_adopt converges CONVERGE_KINDS (Service, VirtualService, HPA); cancel
+#   patch   _create_or_adopt converges CONVERGE_KINDS (Service, VirtualService, HPA, InferenceService); cancel
 #           annotates the primary, i.e. a workload. PodGroups are never patched.
 #   delete  cancel (workload, PodGroup; every object of a routing-only submission), cleanup (every
 #           submitted object)
@@ -57,6 +58,7 @@ Grants = dict[tuple[str, str], set[str]]
 #   secrets put_secret = create, or update (replace) on 409; delete_secret: a run's token Secret, never read
 # Never called: watch, events, configmaps (KINDS has ConfigMap, no template renders one), get/list of secrets.
 WORKLOADS = {("batch", "jobs"), ("apps", "deployments"), ("batch.volcano.sh", "jobs"),
+             ("serving.kserve.io", "inferenceservices"),
              *(("kubeflow.org", plural) for plural in ("tfjobs", "pytorchjobs", "xgboostjobs", "mpijobs", "notebooks"))}
 WORKER_CALLS: Grants = {
     **{resource: {"create", "get", "patch", "delete"} for resource in WORKLOADS},
@@ -75,8 +77,9 @@ WORKER_CALLS: Grants = {
 # group's Queue (_apply_shared): create; on 409 get; update (PUT) when its spec changed. Never listed,
 # watched, patched or deleted (the group's jobs share it).
 QUEUE_CALLS: Grants = {("scheduling.volcano.sh", "queues"): {"create", "get", "update"}}
-# Written by the platform itself, not rendered from a template: the run's token Secret.
-PLATFORM_WRITTEN = {("", "secrets")}
+# Written by the platform itself, not rendered from a template: the run's token Secret, and the KServe
+# InferenceService the serving controller renders where KServe is installed (myapp/serving/manifests.kserve).
+PLATFORM_WRITTEN = {("", "secrets"), ("serving.kserve.io", "inferenceservices")}
 # The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
 WEB_CALLS: Grants = {("", "pods"): {"list"}, ("", "pods/log"): {"get"}, ("metrics.k8s.io", "pods"): {"list"}}
 # Rights that hand out rights, run code in others' pods or reach past a namespace: never to the platform.
@@ -334,6 +337,13 @@ def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
                        service_account=PLAIN_CTX.service_account)
     for weights in ({1: 100}, {1: 70, 2: 30}):
         ref = k8s_backend.submit(serving_traffic(spec, weights, {1: "v1", 2: "v2"}, 2, 10))
+    k8s_backend.cancel(ref)
+    k8s_backend.cleanup(ref, FileLogArchive(tmp_path))
+    # Where KServe is installed, a service is one InferenceService: created, patched to a canary, read, deleted.
+    for number, percent in ((1, 100), (2, 30)):
+        ref = k8s_backend.submit(serving_kserve(spec, VersionSpec(id=number, version=number, framework="sklearn",
+                                                                  uri="s3://models/model.joblib"), percent))
+    k8s_backend.status(ref)
     k8s_backend.cancel(ref)
     k8s_backend.cleanup(ref, FileLogArchive(tmp_path))
     # Log following reads the pod to see whether a container has ended.

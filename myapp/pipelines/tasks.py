@@ -21,8 +21,9 @@ from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema, cron_expressi
 from ..models import ConcurrencyPolicy, JobTemplate, Pipeline, ResourceGroup, Task, TriggerRule
 from ..models.pipeline import WEBHOOK_EVENTS
 from ..rendering import ArgumentError
+from ..rendering.kinds.service import pipeline_refusal
 from ..task_manifests import check_task_inputs
-from .notify import check_url, new_secret
+from .notify import check_url, give_secret
 
 # What a user sets on a pipeline besides its project and name (clone copies them, YAML carries them).
 PIPELINE_SETTINGS = ("description", "schedule", "parameters", "paused", "max_active_runs", "concurrency_policy",
@@ -94,7 +95,7 @@ def check_webhook(pipeline: Pipeline, previous_url: str | None) -> None:
     events = set(PIPELINE_DEFAULTS["webhook_events"] if pipeline.webhook_events is None else pipeline.webhook_events)
     pipeline.webhook_events = [event for event in WEBHOOK_EVENTS if event in events]
     if pipeline.webhook_url and not pipeline.webhook_secret:
-        pipeline.webhook_secret = new_secret()
+        give_secret(pipeline)  # stored sealed
 
 
 def pipeline_values(pipeline: Pipeline) -> dict[str, Any]:
@@ -121,6 +122,8 @@ def save_task(pipeline: Pipeline, values: Mapping[str, Any], row: Task | None = 
     template = db.session.get(JobTemplate, values["template_id"])
     if template is None:
         raise FieldError(f"{prefix}template_id", f"job template {values['template_id']} not found", Kind.NOT_FOUND)
+    if (refusal := pipeline_refusal(template.kind)) is not None:  # servers belong to inference services
+        raise FieldError(f"{prefix}template_id", refusal)
     group_id = settings["resource_group_id"]
     if group_id is not None and db.session.get(ResourceGroup, group_id) is None:
         raise FieldError(f"{prefix}resource_group_id", f"resource group {group_id} not found", Kind.NOT_FOUND)

@@ -35,6 +35,7 @@ CONTRACT_ENV = ("MYAPP_PROJECT", "MYAPP_PIPELINE", "MYAPP_RUN_ID", "MYAPP_TASK",
                 "MYAPP_CPU", "MYAPP_MEMORY", "MYAPP_GPU")
 SECRET_REF = re.compile(r"secret://([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/([-._a-zA-Z0-9]+)")
 # Replica-spec maps of the training-operator kinds.
+KSERVE = ("serving.kserve.io/v1beta1", "InferenceService")
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
                  "XGBoostJob": "xgbReplicaSpecs", "MPIJob": "mpiReplicaSpecs"}
 
@@ -61,6 +62,9 @@ def pod_templates(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
             yield PodTemplate(task["template"], task.get("replicas", 1), f"spec.tasks[{index}].template", True)
     elif (api, kind) == ("kubeflow.org/v1", "Notebook"):
         yield PodTemplate(spec["template"], 1, "spec.template", False)
+    elif (api, kind) == KSERVE:  # the predictor is a pod spec itself (its labels beside it, no metadata)
+        predictor = spec["predictor"]
+        yield PodTemplate({"spec": predictor}, predictor.get("minReplicas", 1), "spec.predictor", False)
 
 
 def containers(pod_spec: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -146,6 +150,8 @@ def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, 
         if annotations:
             meta["annotations"] = annotations
     pod.template["spec"] = spec  # re-inserted so metadata reads first in the YAML
+    if (obj.get("apiVersion"), obj.get("kind")) == KSERVE:  # KServe copies these onto the predictor's pods
+        spec["labels"] = {**(spec.get("labels") or {}), **labels, JOB_NAME_LABEL: name}
     operator_account = operator_service_account(obj, pod.path)
     spec["serviceAccountName"] = operator_account or ctx.service_account
     # Jobs need no API access; the project's account has none, and no token is even mounted.

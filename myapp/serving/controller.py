@@ -9,6 +9,12 @@ to ``InferenceService.jobs`` *before* it is submitted ({"submitting": true}), so
 between the submit and the commit leaves a key the next pass resolves (submit adopts the job, or
 stops it if it is not wanted any more): nothing is orphaned. Platform restarts lose nothing: the
 local jobs run under their own supervisors and the pass re-adopts them from the stored references.
+
+Where KServe is installed (``kserve``: the worker's ``MYAPP_SERVING_KSERVE``), a Kubernetes service is one
+KServe InferenceService instead (key ``kserve``): its predictor is the newest weighted version with its
+weight as ``canaryTrafficPercent`` (KServe sends the rest to the revision it last rolled out), patched in
+place on each change, running once its Ready condition is True. KServe has no mirror and splits between
+two revisions only: a shadow or a third weighted version fails the service with that reason.
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ from .traffic import router_routes, wanted_versions
 log = logging.getLogger(__name__)
 ROUTER = "router"
 TRAFFIC = "traffic"
+KSERVE = "kserve"
 SETTLED_CHECK = dt.timedelta(seconds=30)  # a running service is looked at this often (re-adopt, restart)
 CONVERGING_CHECK = dt.timedelta(seconds=1)
 FAILED_CHECK = dt.timedelta(seconds=10)
@@ -54,10 +61,11 @@ def version_key(version_id: int) -> str:
 
 class ServingController:
     def __init__(self, backend_for: Callable[[InferenceService], Backend], secret_key: str,
-                 archive: LogArchive | None = None):
+                 archive: LogArchive | None = None, kserve: bool = False):
         self.backend_for = backend_for
         self.secret_key = secret_key
         self.archive = archive
+        self.kserve = kserve  # Kubernetes services as KServe InferenceServices (KServe installed there)
 
     # ---- one pass ----------------------------------------------------------------------------
     def reconcile(self, service_id: int) -> bool:
@@ -87,13 +95,18 @@ class ServingController:
         project = db.session.get(Project, service.project_id)
         ids = wanted_versions(service.traffic, service.shadow_version_id) if not service.deleting else set()
         rows = db.session.scalars(sa.select(ModelVersion).where(ModelVersion.id.in_(
-            ids | {int(k[1:]) for k in service.jobs if k.startswith("v")}))).all()
+            ids | {service.model_version_id} | {int(k[1:]) for k in service.jobs if k.startswith("v")}))).all()
         p = Pass(service, self.backend_for(service), _spec(service, project), {v.id: v for v in rows}, [])
-        self._versions(p, ids)
-        routed = self._route(p, ids)
+        kserve = self.kserve and p.backend.name != "local"
+        if kserve:
+            routed = self._kserve(p)
+        else:
+            self._versions(p, ids)
+            routed = self._route(p, ids)
+        keep = {KSERVE} if kserve else {version_key(v) for v in ids} | {ROUTER, TRAFFIC}
         if routed or service.deleting:
-            self._retire(p, ids, every=service.deleting)
-        settled = self._finish(p, ids, routed)
+            self._retire(p, set() if service.deleting else keep)
+        settled = self._finish(p, keep, routed)
         db.session.commit()
         return settled
 
@@ -224,8 +237,60 @@ class ServingController:
         p.service.url = f"http://{p.spec.name}.{p.spec.namespace}.svc.cluster.local"
         return True
 
-    def _retire(self, p: Pass, ids: set[int], every: bool) -> None:
-        keep = set() if every else {version_key(v) for v in ids} | {ROUTER, TRAFFIC}
+    def _kserve(self, p: Pass) -> bool:
+        """The service as one KServe InferenceService; True once it is Ready."""
+        service = p.service
+        if service.deleting:
+            return False
+        weighted = {int(k): w for k, w in service.traffic.items() if w > 0}
+        canaries = sorted(v for v in weighted if v != service.model_version_id)
+        if service.shadow_version_id or len(canaries) > 1:
+            p.problems.append("KServe serves the stable version and at most one canary, and mirrors nothing: "
+                              "remove the shadow or the third version")
+            p.failed = True
+            return False
+        newest = canaries[0] if canaries else service.model_version_id
+        row = p.versions.get(newest)
+        if row is None:
+            p.problems.append(f"model version {newest} no longer exists")
+            p.failed = True
+            return False
+        render = functools.partial(manifests.kserve, p.spec, _version_spec(row), weighted.get(newest, 100))
+        entry = service.jobs.get(KSERVE)
+        if entry and "backend" in entry and entry.get("generation") == service.generation:
+            ref: JobRef | None = JobRef.from_dict(entry)
+        elif entry and "backend" in entry:  # a changed split: the same object, patched in place by the submit
+            try:
+                ref = p.backend.submit(render())
+            except (BackendError, RenderError) as exc:
+                p.problems.append(f"{KSERVE}: cannot change: {exc}")
+                p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
+                return False
+        else:
+            ref = self._submit(p, KSERVE, render)
+        if ref is None:
+            return False
+        self._save_jobs(service, {**service.jobs, KSERVE: {**ref.as_dict(), "generation": service.generation}})
+        try:
+            current = p.backend.status(ref)
+        except BackendError as exc:
+            p.problems.append(f"{KSERVE}: status unknown: {exc}")
+            return False
+        labels = {vid: f"v{p.versions[vid].version}" if vid in p.versions else f"version {vid}" for vid in weighted}
+        service.versions_status = {str(vid): {"state": current.state.value, "reason": current.reason,
+                                              "url": current.url, "label": labels[vid]} for vid in weighted}
+        if current.state in DEAD:  # deleted outside the platform: submitted again by the next pass
+            p.problems.append(f"the InferenceService ended ({current.state.value}: {current.reason}); restarting")
+            self._stop(p, KSERVE, ref)
+            return False
+        if current.state != JobState.RUNNING or not current.url:
+            p.problems.append("waiting for the InferenceService to be ready" + (f": {current.reason}"
+                                                                                  if current.reason else ""))
+            return False
+        service.url = current.url
+        return True
+
+    def _retire(self, p: Pass, keep: set[str]) -> None:
         for key in sorted(set(p.service.jobs) - keep):
             entry = p.service.jobs[key]
             if "backend" in entry:
@@ -237,6 +302,9 @@ class ServingController:
                     render = functools.partial(manifests.model_server, p.spec, _version_spec(row))
                 elif key == ROUTER:
                     render = functools.partial(manifests.router, p.spec)
+                elif key == KSERVE and p.service.model_version_id in p.versions:  # its name is the service's
+                    render = functools.partial(manifests.kserve, p.spec,
+                                               _version_spec(p.versions[p.service.model_version_id]))
                 elif key == TRAFFIC:  # only its objects' names matter (the service's): adopted to be deleted
                     split = {int(k): w for k, w in p.service.traffic.items()}
                     render = functools.partial(manifests.traffic, p.spec, split, {v: version_key(v) for v in split},
@@ -265,7 +333,7 @@ class ServingController:
         jobs.pop(key, None)
         self._save_jobs(p.service, jobs)
 
-    def _finish(self, p: Pass, ids: set[int], routed: bool) -> bool:
+    def _finish(self, p: Pass, keep: set[str], routed: bool) -> bool:
         service = p.service
         if service.deleting:
             if not service.jobs:
@@ -276,7 +344,7 @@ class ServingController:
             service.reason = "deleting: " + ("; ".join(p.problems) or "stopping the servers")
             service.next_check_at = utcnow() + CONVERGING_CHECK
             return False
-        settled = routed and not p.problems and set(service.jobs) - {ROUTER, TRAFFIC} == {version_key(v) for v in ids}
+        settled = routed and not p.problems and set(service.jobs) - {ROUTER, TRAFFIC} == keep - {ROUTER, TRAFFIC}
         service.state = ServiceState.RUNNING if settled else ServiceState.FAILED if p.failed else ServiceState.PENDING
         service.reason = "; ".join(p.problems)
         service.next_check_at = utcnow() + (SETTLED_CHECK if settled else FAILED_CHECK if p.failed

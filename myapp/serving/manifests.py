@@ -69,6 +69,14 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
         "image": _string(default=""),
     }},
+    "kserve-predictor": {"type": "object", "required": ["service_name", "version", "model_path"], "properties": {
+        "service_name": _string(), "version": _string(x_flag="--version"),
+        "model_path": _string(x_flag="--model-path"), "framework": _string(x_flag="--framework", default="sklearn"),
+        "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
+        "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
+        "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
+        "canary_percent": _integer(0, 100), "image": _string(default=""),
+    }},
     "serving-router": {"type": "object", "required": ["service_name"], "properties": {
         "service_name": _string(), "port": _integer(1024, 65535),
     }},
@@ -104,6 +112,19 @@ def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any
             "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
             "image": version.image or ""}
     return render(_template("model-server", base), args, _ctx(service, version.label), service.resources or None)
+
+
+def kserve(service: ServiceSpec, version: VersionSpec, canary_percent: int = 100,
+           base: dict[str, Any] | None = None) -> list[dict]:
+    """Where KServe is installed: the service as one InferenceService whose predictor is ``version``; at
+    ``canary_percent`` < 100 KServe sends the rest to the predictor it last rolled out (so a canary is a
+    resubmit with the new version, patched in place, and a promote the same at 100)."""
+    args = {"service_name": service.name, "version": version.label, "model_path": version.uri,
+            "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
+            "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
+            "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
+            "canary_percent": canary_percent, "image": version.image or ""}
+    return render(_template("kserve-predictor", base), args, _ctx(service, "kserve"), service.resources or None)
 
 
 def router(service: ServiceSpec, base: dict[str, Any] | None = None) -> list[dict]:

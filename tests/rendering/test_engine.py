@@ -34,7 +34,8 @@ def test_one_template_per_kind():
         "job.yaml.j2", "kaniko-job.yaml.j2", "pytorchjob.yaml.j2", "tfjob.yaml.j2", "xgboostjob.yaml.j2",
         "mpijob.yaml.j2", "volcano-job.yaml.j2", "podgroup.yaml.j2", "deployment.yaml.j2", "service.yaml.j2",
         "hpa.yaml.j2", "virtualservice.yaml.j2", "notebook.yaml.j2",
-        "authorizationpolicy.yaml.j2", "persistentvolumeclaim.yaml.j2", "volcano-queue.yaml.j2"}
+        "authorizationpolicy.yaml.j2", "persistentvolumeclaim.yaml.j2", "volcano-queue.yaml.j2",
+        "inferenceservice.yaml.j2"}
 
 
 def test_render_object_parses_to_data():

@@ -93,6 +93,18 @@ def deployment_status(obj: Obj) -> Status:
     return Status(JobState.PENDING, "", replicas)
 
 
+def inference_service_status(obj: Obj) -> Status:
+    """KServe InferenceService: running once its Ready condition is True (at its status URL); until then
+    pending with the reason of the first condition that is False (e.g. the predictor's revision failing)."""
+    status = obj.get("status") or {}
+    conditions = status.get("conditions") or []
+    if _true(conditions, "Ready"):
+        return Status(JobState.RUNNING, "", url=status.get("url") or None)
+    failing = next((c for c in conditions if c.get("status") == "False" and (c.get("reason") or c.get("message"))),
+                   None)
+    return Status(JobState.PENDING, _why(failing))
+
+
 def notebook_status(obj: Obj) -> Status:
     """kubeflow.org Notebook: readyReplicas, else the controller's containerState."""
     status = obj.get("status") or {}
@@ -155,6 +167,7 @@ ADAPTERS: dict[tuple[str, str], Callable[[Obj], Status]] = {
     ("batch/v1", "Job"): batch_job_status,
     ("apps/v1", "Deployment"): deployment_status,
     ("kubeflow.org/v1", "Notebook"): notebook_status,
+    ("serving.kserve.io/v1beta1", "InferenceService"): inference_service_status,
     ("batch.volcano.sh/v1alpha1", "Job"): volcano_job_status,
 }
 

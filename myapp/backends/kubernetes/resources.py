@@ -50,6 +50,8 @@ _KINDS = [
     *(Kind(f"networking.istio.io/{v}", "VirtualService", "virtualservices") for v in ("v1", "v1beta1", "v1alpha3")),
     # A notebook's member check (ext-authz) and its work folder.
     *(Kind(f"security.istio.io/{v}", "AuthorizationPolicy", "authorizationpolicies") for v in ("v1", "v1beta1")),
+    # An inference service where KServe is installed (myapp/serving): the whole service in one object.
+    Kind("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", workload=True),
     Kind("v1", "PersistentVolumeClaim", "persistentvolumeclaims", ("CoreV1Api", "persistent_volume_claim")),
 ]
 KINDS: dict[tuple[str, str], Kind] = {(k.api_version, k.kind): k for k in _KINDS}

@@ -1,5 +1,9 @@
 """``service``: one model-server version behind a stable name, with a weighted canary split.
 
+Pipelines may not use it (``pipeline_refusal``): a server started by a task is one the serving
+controller does not own and nobody stops; a pipeline serves through ``serve-model``, which asks the API
+for an inference service. The kind stays for rendering the model-server image on its own (tests, tools).
+
 Objects: Deployment + Service for the new version ``<service>-<version>``, a front Service
 ``<service>`` selecting every version (so the host resolves in DNS), an HPA, and a
 VirtualService on the front host that sends ``canary_weight`` % to the new version and the
@@ -13,6 +17,14 @@ from ..engine import render_object
 from ..errors import ArgumentError
 from ..names import k8s_name
 from .base import Build, Kind
+
+
+def pipeline_refusal(kind: str) -> str | None:
+    """Why a pipeline task may not use a template of this kind (None: it may)."""
+    if kind == "service":
+        return ("a template of kind service starts a model server no inference service manages; "
+                "use serve-model, which deploys or updates an inference service")
+    return None
 
 
 def fqdn(service: str, namespace: str) -> str:

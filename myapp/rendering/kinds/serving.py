@@ -7,6 +7,9 @@ without touching each other.
 utilisation (DCGM's pod metric) or requests per second (a pods metric of the metrics adapter).
 ``serving-router``: the local router's Deployment (``router.py``; its secret from a Secret).
 ``serving-traffic``: the front Service ``<service>`` and one VirtualService with weights and a mirror.
+``kserve-predictor``: where KServe is installed, the whole service as one KServe ``InferenceService``
+``<service>``: the model server as its predictor (KServe's autoscaler on cpu or rps between min and max
+replicas), and ``canaryTrafficPercent`` for the newest predictor while KServe keeps the last rolled-out one.
 """
 from __future__ import annotations
 
@@ -79,6 +82,22 @@ def build_traffic(b: Build) -> list[dict]:
     ]
 
 
+KSERVE_METRICS = {"cpu": "cpu", "rps": "rps"}  # KServe scales on these (no GPU utilisation metric)
+
+
+def build_kserve(b: Build) -> list[dict]:
+    low, high = replica_bounds(b)
+    metric = b.args["autoscale_metric"]
+    if metric not in KSERVE_METRICS:
+        raise ArgumentError("autoscale_metric", f"KServe cannot scale on {metric!r} (only cpu or rps)")
+    return [render_object("inferenceservice.yaml.j2", {
+        "name": b.args["service_name"], "labels": {"app": b.args["service_name"], "version": b.args["version"]},
+        "min_replicas": low, "max_replicas": high, "scale_metric": KSERVE_METRICS[metric],
+        "scale_target": b.args["autoscale_target"], "canary_percent": b.args["canary_percent"], "image": b.image,
+        "command": b.command, "args": b.cli_args, "port": b.args["port"], "resources": b.resources.requirements(),
+    })]
+
+
 MODEL_SERVER = Kind("model-server", build_model_server, batch=False, gang=None, required_args={
     "service_name": "string", "version": "string", "port": "integer", "min_replicas": "integer",
     "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
@@ -88,3 +107,8 @@ ROUTER = Kind("serving-router", build_router, batch=False, gang=None,
 TRAFFIC = Kind("serving-traffic", build_traffic, batch=False, gang=None,
                required_args={"service_name": "string", "routes": "array", "port": "integer"},
                optional_args={"mirror": "string"})
+KSERVE = Kind("kserve-predictor", build_kserve, batch=False, gang=None, required_args={
+    "service_name": "string", "version": "string", "port": "integer", "min_replicas": "integer",
+    "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
+    "canary_percent": "integer",
+}, optional_args={"image": "string"})
