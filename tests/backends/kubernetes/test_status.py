@@ -287,7 +287,8 @@ def test_notebook_pods_are_found_by_the_controller_label(double, k8s_backend):
                        "state": {"waiting": {"reason": "ErrImagePull", "message": "denied"}}}])
     status = k8s_backend.status(ref)
     assert status.state is JobState.PENDING
-    assert status.reason == "alice-notebook-0: ErrImagePull: denied"
+    # Found by its label: its pod's first pull error is what it waits on (the kubelet tries again).
+    assert status.reason == "pulling image ghcr.io/myapp-platform/notebook:1.0.0: ErrImagePull: denied (trying again)"
     assert status.url == "http://alice-notebook.proj-vision.svc.cluster.local/notebook/vision/alice-notebook/"
 
 
