@@ -30,6 +30,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.url_map.converters["int"] = Int64Converter  # before any route is added
     init_config(app, overrides)
+    init_proxy(app)
     init_database(app)
     init_cache(app)
     with app.app_context():
@@ -46,6 +47,13 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
 def init_config(app: Flask, overrides: dict[str, Any] | None) -> None:
     app.config.update(build_config(overrides))
     app.instance_path = app.config["INSTANCE_PATH"]
+
+
+def init_proxy(app: Flask) -> None:
+    """The client address behind trusted reverse proxies (MYAPP_TRUSTED_PROXIES, myapp/proxies.py)."""
+    from .proxies import install
+
+    install(app)
 
 
 def init_database(app: Flask) -> None:

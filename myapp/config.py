@@ -140,8 +140,13 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         # Sign-in limits (myapp/logins.py): attempts per client address and per account name (Flask-Limiter
-        # engine `limits`: Redis when configured, else per process), lockout after failed passwords (SQL).
-        "RATELIMIT_STORAGE_URI": redis_url or "memory://",
+        # engine `limits`: Redis when configured, else a file every web process of this machine shares,
+        # myapp/shared_limits.py), lockout after failed passwords (SQL).
+        "MYAPP_SHARED_LIMITS_FILE": None if redis_url else str(folder / "limits.sqlite"),
+        "RATELIMIT_STORAGE_URI": redis_url or f"myappsqlite://{folder / 'limits.sqlite'}",
+        # Reverse proxies in front of the web (myapp/proxies.py): a count of hops or their addresses; only
+        # then is X-Forwarded-For believed for the client address (login limits, access log).
+        "MYAPP_TRUSTED_PROXIES": os.environ.get("MYAPP_TRUSTED_PROXIES", ""),
         "MYAPP_LOGIN_RATE_PER_IP": os.environ.get("MYAPP_LOGIN_RATE_PER_IP", "300 per minute"),
         "MYAPP_LOGIN_RATE_PER_NAME": os.environ.get("MYAPP_LOGIN_RATE_PER_NAME", "30 per minute"),
         "MYAPP_LOCKOUT_FAILURES": int(os.environ.get("MYAPP_LOCKOUT_FAILURES", "5")),
@@ -191,6 +196,13 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
             entry.strip() for entry in os.environ.get("MYAPP_WEBHOOK_ALLOWED_HOSTS", "").split(",") if entry.strip()),
         # Request bodies larger than this answer 413 before anything parses them.
         "MAX_CONTENT_LENGTH": int(os.environ.get("MYAPP_MAX_BODY_BYTES", str(2 * 1024 * 1024))),
+        # ... except a model file uploaded to the registry (myapp/api/serving.py), bounded by this.
+        "MYAPP_MAX_MODEL_BYTES": int(os.environ.get("MYAPP_MAX_MODEL_BYTES", str(512 * 1024 * 1024))),
+        # The Prometheus holding Istio's request figures of inference services on Kubernetes
+        # (myapp/serving/prometheus.py); empty: their figures answer empty.
+        "MYAPP_PROMETHEUS_URL": os.environ.get("MYAPP_PROMETHEUS_URL", ""),
+        # KServe is installed on the cluster: inference services there are KServe InferenceServices.
+        "MYAPP_SERVING_KSERVE": env_flag("MYAPP_SERVING_KSERVE", False),
     }
     config.update(overrides)
     return config

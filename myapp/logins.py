@@ -5,7 +5,9 @@ and FAB's form `POST /login/`) goes through `limit_login` (a before-request hook
 `auth_user_db` (which `PlatformSecurityManager` wraps with `record_attempt`):
 
 - rate limits (`limits`, Flask-Limiter's engine, moving windows in RATELIMIT_STORAGE_URI: Redis when
-  REDIS_URL is set, else in-process; Flask-Limiter's global hook stays off, it would run on every request):
+  REDIS_URL is set, else a SQLite file all web processes share, myapp/shared_limits.py; Flask-Limiter's
+  global hook stays off, it would run on every request), per client address (behind proxies the one
+  MYAPP_TRUSTED_PROXIES makes it, myapp/proxies.py):
   MYAPP_LOGIN_RATE_PER_IP (generous: scripts and tests sign in often) and MYAPP_LOGIN_RATE_PER_NAME
   attempts -> 429 with Retry-After;
 - lockout (SQL, shared by every process): MYAPP_LOCKOUT_FAILURES wrong passwords for one account within
@@ -30,6 +32,7 @@ from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 from sqlalchemy.exc import IntegrityError
 
+from . import shared_limits  # noqa: F401 - registers the `limits` storage myappsqlite:// (no Redis)
 from .callers import caller
 from .claims import ISSUED_CLAIM
 from .extensions import appbuilder, db

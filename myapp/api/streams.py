@@ -8,8 +8,9 @@ Streams cannot starve the web server (gunicorn gthread: each open stream holds o
 - one poller thread per process (`Poller`) runs every open stream's read in turn, on one database
   connection, so 200 open streams cost one thread's work, not 200 threads polling SQL at once; a
   stream's own thread only waits for what the poller hands it (and reads once when it opens);
-- caps per process (`Slots`): MYAPP_STREAMS_PER_USER streams per user, and in all what the process's
-  threads allow (MYAPP_WEB_THREADS less a reserve for other requests, or MYAPP_STREAMS_PER_PROCESS);
+- caps (`Slots`): MYAPP_STREAMS_PER_USER streams per user, counted across the web processes (in Redis,
+  or without it a SQLite file in the instance folder: myapp/shared_limits.py), and per process what
+  its threads allow (MYAPP_WEB_THREADS less a reserve for other requests, or MYAPP_STREAMS_PER_PROCESS);
   beyond, 429 with Retry-After (the UI retries later).
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..errors import DomainError
 from ..extensions import db
 from ..models import PipelineRun, TaskRun
 from ..observation import LogFilter, LogTail, line_json
+from ..shared_limits import SlotStore, slot_store
 from .base import to_json_value
 from .errors import ApiError
 from .scope import current_user
@@ -36,6 +38,9 @@ STREAM_SECONDS = 30.0
 POLL_SECONDS = 0.5
 RETRY_MS = 1500
 RETRY_AFTER_SECONDS = 10  # a refused stream: when to try again
+# A slot in the shared file outlives its stream's STREAM_SECONDS by this much at most: then it counts no
+# more, should its process have died holding it.
+SLOT_SECONDS = STREAM_SECONDS + 30.0
 DEFAULT_STREAMS_PER_PROCESS = 100  # without MYAPP_WEB_THREADS (e.g. a development server)
 TASK_RUN_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
                    "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions")
@@ -67,20 +72,26 @@ def process_cap(config: Any) -> int:
     return max(1, threads - max(8, threads // 8)) if threads else DEFAULT_STREAMS_PER_PROCESS
 
 
-class Slots:
-    """Open streams of this process, per user and in all."""
+def _per_user_refusal(per_user: int) -> TooManyStreams:
+    return TooManyStreams(f"Too many open streams: at most {per_user} per user; close a page or "
+                          f"try again in {RETRY_AFTER_SECONDS} s")
 
-    def __init__(self) -> None:
+
+class Slots:
+    """Open streams of this process, per user and in all; the per-user count in `shared` (every web
+    process: myapp/shared_limits.py) when given, else in this process."""
+
+    def __init__(self, shared: SlotStore | None = None) -> None:
         self.lock = threading.Lock()
         self.per_user: dict[int, int] = {}
         self.total = 0
+        self.shared = shared
 
     def take(self, user_id: int, per_user: int, cap: int) -> Callable[[], None]:
         """A slot, or 429; returns its release (idempotent)."""
         with self.lock:
-            if self.per_user.get(user_id, 0) >= per_user:
-                raise TooManyStreams(f"Too many open streams: at most {per_user} per user; close a page or "
-                                     f"try again in {RETRY_AFTER_SECONDS} s")
+            if self.shared is None and self.per_user.get(user_id, 0) >= per_user:
+                raise _per_user_refusal(per_user)
             if self.total >= cap:
                 raise TooManyStreams(f"The server has {cap} streams open, its limit: try again in "
                                      f"{RETRY_AFTER_SECONDS} s")
@@ -98,7 +109,19 @@ class Slots:
                 self.per_user[user_id] -= 1
                 if not self.per_user[user_id]:
                     del self.per_user[user_id]
+            if shared_slot is not None:
+                self.shared.release_slot(shared_slot)  # type: ignore[union-attr]
 
+        shared_slot = None
+        if self.shared is not None:
+            try:
+                shared_slot = self.shared.take_slot(user_id, per_user, SLOT_SECONDS)
+            except BaseException:
+                release()
+                raise
+            if shared_slot is None:
+                release()
+                raise _per_user_refusal(per_user)
         return release
 
 
@@ -173,16 +196,29 @@ def poller() -> Poller:
 def sse_response(events: Iterator[str]) -> Response:
     """The stream's answer, once the caller has a slot (429 if not)."""
     config = current_app.config
-    release = current_app.extensions.setdefault("myapp-stream-slots", Slots()).take(
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    slots = app.extensions.get("myapp-stream-slots")
+    if slots is None:
+        slots = app.extensions.setdefault("myapp-stream-slots", Slots(slot_store(app)))
+    release = slots.take(
         current_user().id, int(config["MYAPP_STREAMS_PER_USER"]), process_cap(config))
     try:
-        response = Response(stream_with_context(events), mimetype="text/event-stream",
+        response = Response(stream_with_context(_released_at_end(events, release)), mimetype="text/event-stream",
                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     except BaseException:
         release()
         raise
-    response.call_on_close(release)  # the client left, or the stream ended
+    response.call_on_close(release)  # the client left (or the stream never started)
     return response
+
+
+def _released_at_end(events: Iterator[str], release: Callable[[], None]) -> Iterator[str]:
+    """The slot is free as soon as the last event is out: the server writes the end of the answer
+    before it closes the response, and a client reconnecting at once must find its slot free."""
+    try:
+        yield from events
+    finally:
+        release()
 
 
 def poll(step: Step) -> Iterator[str]:

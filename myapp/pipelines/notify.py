@@ -31,9 +31,10 @@ import sqlalchemy as sa
 from flask import current_app
 from requests.adapters import HTTPAdapter
 
-from ..errors import FieldError
+from ..errors import DomainError, FieldError, Kind
 from ..extensions import db
 from ..models import Pipeline, PipelineRun, Project, Task, TaskRun, TaskState
+from ..sealed import SealError, is_sealed, seal, unseal
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 5.0, 10.0  # seconds; a delivery takes at most about their sum per address
 MAX_ANSWER_BYTES = 1024  # of the receiver's answer, read only to quote it in an error
@@ -41,6 +42,7 @@ ALLOW_SETTING = "MYAPP_WEBHOOK_ALLOWED_HOSTS"
 METADATA_ADDRESS = ipaddress.ip_address("169.254.169.254")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+SECRET_PURPOSE = "webhook-secret"  # myapp/sealed.py: the column holds the secret sealed under this purpose
 
 
 class WebhookError(RuntimeError):
@@ -61,6 +63,31 @@ class Refused(Exception):
 
 def new_secret() -> str:
     return secrets.token_hex(32)
+
+
+def give_secret(pipeline: Pipeline) -> str:
+    """A new signing secret for pipeline (in the caller's transaction), stored sealed; the plain value."""
+    secret = new_secret()
+    pipeline.webhook_secret = seal(current_app.config["SECRET_KEY"], SECRET_PURPOSE, secret)
+    return secret
+
+
+def secret_of(pipeline: Pipeline) -> str | None:
+    """The plain signing secret, or None without one. A row stored before sealing (migration 0019 seals
+    them when it runs in the app, not from a bare Alembic) is sealed now, in the caller's transaction.
+    A conflict if SECRET_KEY changed since it was sealed: the secret is lost, rotating makes a new one."""
+    stored = pipeline.webhook_secret
+    if not stored:
+        return None
+    key = current_app.config["SECRET_KEY"]
+    if not is_sealed(stored):
+        pipeline.webhook_secret = seal(key, SECRET_PURPOSE, stored)
+        return stored
+    try:
+        return unseal(key, SECRET_PURPOSE, stored)
+    except SealError:
+        raise DomainError(f"pipeline {pipeline.name!r}: its webhook secret was sealed under another SECRET_KEY; "
+                          "rotate it to make a new one", kind=Kind.CONFLICT) from None
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -262,15 +289,20 @@ def _outcome(url: str, status: int, answer: bytes) -> int:
 
 def deliver(pipeline: Pipeline, event: str, payload: dict[str, Any], delivery_id: str | None = None) -> int:
     """Sign and POST payload; the same delivery_id on every retry lets a receiver drop duplicates."""
-    if not pipeline.webhook_secret:  # a row written before secrets existed: give it one, readable by its members
-        pipeline.webhook_secret = new_secret()
+    try:
+        secret = secret_of(pipeline)
+    except DomainError as exc:  # trying again will not open it
+        raise WebhookError(f"webhook not sent: {exc.message}", retry=False) from None
+    if secret is None:  # a row written before secrets existed: give it one, readable by its members
+        secret = give_secret(pipeline)
+    if db.session.dirty:  # a secret made or sealed just now: kept before it signs anything
         db.session.commit()
-    assert pipeline.webhook_url is not None and pipeline.webhook_secret is not None
+    assert pipeline.webhook_url is not None
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     timestamp = str(int(time.time()))
     headers = {"Content-Type": "application/json", "User-Agent": "myapp-webhook/1", "X-Myapp-Event": event,
                "X-Myapp-Delivery": delivery_id or str(uuid.uuid4()), "X-Myapp-Timestamp": timestamp,
-               "X-Myapp-Signature": signature(pipeline.webhook_secret, timestamp, body)}
+               "X-Myapp-Signature": signature(secret, timestamp, body)}
     return post(pipeline.webhook_url, body, headers)
 
 

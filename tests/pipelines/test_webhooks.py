@@ -147,6 +147,7 @@ def test_events_are_checked_and_stored_once_in_order(user, project, allow, dns):
 def test_secret_is_made_shown_to_developers_only_and_rotated(app, user, project, catalog, make_user, allow, dns):
     from myapp.extensions import db
     from myapp.models import Pipeline
+    from myapp.pipelines.notify import secret_of
 
     dns["hooks.example"] = [PUBLIC]
     none = created(new_pipeline(user, project))
@@ -179,8 +180,8 @@ def test_secret_is_made_shown_to_developers_only_and_rotated(app, user, project,
     assert "other.example" in export and user.post("/api/v1/pipeline/import", json={"yaml": export}).status_code == 200
     clone = created(user.post(f"/api/v1/pipeline/{pipe['id']}/clone", json={"name": "copy"}))
     with app.app_context():
-        assert db.session.get(Pipeline, pipe["id"]).webhook_secret == rotated
-        assert db.session.get(Pipeline, clone["id"]).webhook_secret not in (None, rotated)
+        assert secret_of(db.session.get(Pipeline, pipe["id"])) == rotated
+        assert secret_of(db.session.get(Pipeline, clone["id"])) not in (None, rotated)
 
 
 # ---- delivery -------------------------------------------------------------------------------------------
@@ -189,13 +190,13 @@ def finished_run(app, catalog, url, events=None, outcome="succeeded"):
     from myapp.extensions import db
     from myapp.models import Pipeline, PipelineRun
     from myapp.pipelines.controller import RunController
-    from myapp.pipelines.notify import new_secret
+    from myapp.pipelines.notify import give_secret
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
     backend = FakeBackend({"a": [outcome]})
     with app.app_context():
         pipeline = db.session.get(Pipeline, db.session.get(PipelineRun, run_id).pipeline_id)
-        pipeline.webhook_url, pipeline.webhook_secret = url, new_secret()
+        pipeline.webhook_url, secret = url, give_secret(pipeline)
         if events is not None:
             pipeline.webhook_events = events
         db.session.commit()
@@ -203,7 +204,7 @@ def finished_run(app, catalog, url, events=None, outcome="succeeded"):
         for _ in range(10):
             if controller.reconcile(run_id).value == outcome:
                 break
-        return run_id, pipeline.webhook_secret
+        return run_id, secret
 
 
 def verify(secret: str, headers: dict[str, str], body: bytes) -> bool:
@@ -332,7 +333,7 @@ def test_task_failed_fires_once_when_no_retry_is_left(app, catalog):
     from myapp.extensions import db
     from myapp.models import Pipeline, PipelineRun, TaskRun
     from myapp.pipelines.controller import RunController
-    from myapp.pipelines.notify import new_secret, send_task_webhook
+    from myapp.pipelines.notify import give_secret, send_task_webhook
 
     run_id, ids = make_pipeline(app, catalog, {"a": {"retries": 1}, "b": {}}, [])
     backend = FakeBackend({"a": ["failed", "failed"], "b": ["succeeded"]})
@@ -340,7 +341,8 @@ def test_task_failed_fires_once_when_no_retry_is_left(app, catalog):
     controller = RunController(lambda task: backend, on_task_failed=told.append)
     with receiver() as hook, app.app_context():
         pipeline = db.session.get(Pipeline, db.session.get(PipelineRun, run_id).pipeline_id)
-        pipeline.webhook_url, pipeline.webhook_secret = hook.url, new_secret()
+        pipeline.webhook_url = hook.url
+        give_secret(pipeline)
         pipeline.webhook_events = ["task.failed"]
         db.session.commit()
         for _ in range(10):
