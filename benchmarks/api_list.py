@@ -87,6 +87,7 @@ def seed(args: argparse.Namespace) -> dict:
     from myapp.extensions import db
     from myapp.migrate import upgrade
     from myapp.models import JobTemplate, Pipeline, PipelineRun, Project, ProjectMember, Task, TaskRun
+    from myapp.models.list_count import fold
     from myapp.setup_data import create_user, sync_roles
 
     logging.getLogger("flask_appbuilder").setLevel(logging.ERROR)  # startup chatter
@@ -120,7 +121,7 @@ def seed(args: argparse.Namespace) -> dict:
             created = t0 + dt.timedelta(seconds=30 * j)
             state = rnd.choice(RUN_STATES)
             runs.append({"id": j + 1, "project_id": p["project_id"], "pipeline_id": p["id"], "run_key": f"run-{j}",
-                         "state": state, "trigger": "schedule", "params": {}, "created_by_id": user.id,
+                         "state": state, "trigger": "schedule", "parameters": {}, "created_by_id": user.id,
                          "created_at": created, "started_at": created,
                          "finished_at": None if state == "running" else created + dt.timedelta(minutes=5)})
             for k in range(2):
@@ -144,6 +145,8 @@ def seed(args: argparse.Namespace) -> dict:
                 db.session.execute(sa.text(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                                            f"(SELECT coalesce(max(id), 0) + 1 FROM {table}), false)"))
         db.session.commit()
+        with db.engine.begin() as connection:  # the lists' kept counts, one row per key, as beat's tick leaves them
+            fold(connection)
         if args.sqlite:
             db.session.execute(sa.text("ANALYZE"))
             db.session.commit()
@@ -223,8 +226,10 @@ def free_port() -> int:
 
 
 def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
-           "--threads", str(args.threads), "--worker-class", "gthread", args.app]
+    # The settings `myapp run` and the deployments use (gthread, keep-alive, access log), workers and threads
+    # as given.
+    cmd = [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
+           "--workers", str(args.web_workers), "--threads", str(args.threads), args.app]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     try:
@@ -374,7 +379,8 @@ def pct(values: list[float], q: float) -> float:
 
 def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30
                ) -> tuple[dict[str, float], dict[str, int]]:
-    """Median of count + page, the two statements get_list sends, on one direct connection; and the counts."""
+    """Median of count(*) + page (a plain implementation of the list: the app reads kept counts where it can)
+    on one direct connection; and the counts, which every answer must carry."""
     rnd = random.Random(1)
     result, counts = {}, {}
     if db_url.startswith("sqlite:///"):

@@ -6,6 +6,7 @@ from flask_appbuilder import Model
 from sqlalchemy import create_engine, pool
 
 import myapp.models  # noqa: F401  (registers every table on Model.metadata)
+from myapp.models.list_count import keep_counts
 
 config = context.config
 target_metadata = Model.metadata
@@ -26,6 +27,8 @@ def run_migrations_online() -> None:
                           render_as_batch=True, compare_type=True)
         with context.begin_transaction():
             context.run_migrations()
+        keep_counts(connection)  # list counts' triggers: a SQLite table rebuild drops them
+        connection.commit()
 
 
 if context.is_offline_mode():

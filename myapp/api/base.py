@@ -22,6 +22,7 @@ from marshmallow import Schema
 from ..extensions import db
 from ..models import Project, ProjectRole
 from ..plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from .counts import count_of
 from .errors import FieldError, NotFound
 from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
 from .responses import ref as schema_ref
@@ -108,18 +109,17 @@ def row_encoder(model: Any, keys: tuple[str, ...]) -> Any:
 
 
 def counted_page(model: Any, keys: tuple[str, ...], conditions: list[sa.ColumnElement],
-                 ordering: list[sa.ColumnElement], page: int, page_size: int) -> tuple[int, list[Any]]:
-    """The count of the rows the conditions select and one page of them (rows of table_columns(model,
-    keys)), in one statement: the count rides on every row of the page as an uncorrelated scalar subquery,
-    which the database evaluates once. One round trip and one snapshot instead of two; only a page past
-    the end (no row to carry it) asks for the count alone."""
-    table = model.__table__
-    total = sa.select(sa.func.count()).select_from(table).where(*conditions).scalar_subquery().label("_total")
-    rows = db.session.execute(sa.select(*table_columns(model, keys), total).where(*conditions)
+                 ordering: list[sa.ColumnElement], page: int, page_size: int,
+                 count: sa.ScalarSelect) -> tuple[int, list[Any]]:
+    """The count (counts.count_of) and one page of the rows the conditions select (rows of
+    table_columns(model, keys)), in one statement: the count rides on every row of the page as an
+    uncorrelated scalar subquery, which the database evaluates once. One round trip and one snapshot
+    instead of two; only a page past the end (no row to carry it) asks for the count alone."""
+    rows = db.session.execute(sa.select(*table_columns(model, keys), count.label("_total")).where(*conditions)
                               .order_by(*ordering).limit(page_size).offset(page * page_size)).all()
     if rows:
         return rows[0][-1], rows
-    return db.session.scalar(sa.select(sa.func.count()).select_from(table).where(*conditions)), rows
+    return db.session.scalar(sa.select(count)), rows
 
 
 def json_page(count: int, page: int, page_size: int, items: list[str]) -> Response:
@@ -184,9 +184,13 @@ class ResourceApi(BaseApi):
     def project_of(self, obj: Any) -> int:
         return obj.id if self.model is Project else obj.project_id
 
+    def scope_projects(self) -> list[int] | None:
+        """The projects a list of this API is limited to (None: every project, for admins and other scopes)."""
+        return visible_project_ids() if self.scope == "project" else None
+
     def scope_conditions(self) -> list[sa.ColumnElement]:
         """What limits a list to the caller's projects (nothing for admins and other scopes)."""
-        ids = visible_project_ids() if self.scope == "project" else None
+        ids = self.scope_projects()
         if ids is None:
             return []
         return [table_column(self.model, "id" if self.model is Project else "project_id").in_(ids)]
@@ -302,25 +306,27 @@ class ResourceApi(BaseApi):
         filters = self.filters
         if self.scope == "project" and self.model is not Project and "project_id" not in filters:
             filters = ("project_id", *filters)  # every project-owned list filters by project
+        given = {}
         for name, raw in request.args.items():
             if name in ("page", "page_size", "order"):
                 continue
             if name not in filters:
                 allowed = ", ".join(("page", "page_size", "order", *filters))
                 raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
-            conditions.append(table_column(self.model, name) == self._filter_value(name, raw))
+            given[name] = self._filter_value(name, raw)
+            conditions.append(table_column(self.model, name) == given[name])
+        count = count_of(self.model, given, self.scope_projects(), conditions)
+        cols = self.columns or column_names(self.model)
         if self.presents_columns():
             # Plain rows encoded straight to JSON, not ORM entities through present(): the same answer
             # (tests/api/test_lists.py) at a fraction of the cost (no identity map, no instance state).
-            cols = self.columns or column_names(self.model)
-            count, rows = counted_page(self.model, cols, conditions, ordering, page, page_size)
-            return json_page(count, page, page_size, list(map(row_encoder(self.model, cols), rows)))
-        # Core statements on the table: the count on every page (the UI pages with it), then the page.
-        table = self.model.__table__
-        count = db.session.scalar(sa.select(sa.func.count()).select_from(table).where(*conditions))
+            total, rows = counted_page(self.model, cols, conditions, ordering, page, page_size, count)
+            return json_page(total, page, page_size, list(map(row_encoder(self.model, cols), rows)))
+        # present() reads more than columns: ORM entities, after the count (one statement each).
+        total = db.session.scalar(sa.select(count))
         query = sa.select(self.model).where(*conditions).order_by(*ordering).limit(page_size).offset(page * page_size)
         items = [self.present(obj) for obj in db.session.scalars(query)]
-        return jsonify(count=count, page=page, page_size=page_size, items=items)
+        return jsonify(count=total, page=page, page_size=page_size, items=items)
 
     @route("/<int:pk>", summary="Get one by id", response="model")
     def get(self, pk: int):
@@ -329,7 +335,10 @@ class ResourceApi(BaseApi):
     @route("/", methods=("POST",), permission="write", body="schema", status=201, summary="Create",
            response="model")
     def post(self):
-        data = self.body_schema().load(json_body())
+        return jsonify(self.present(self.create(self.body_schema().load(json_body())))), 201
+
+    def create(self, data: dict[str, Any]) -> Any:
+        """A new object from checked data (the create route's, or another route's: an upload)."""
         project_id = self.resolve_parent(data)
         if project_id is not None and self.model is not Project:
             data["project_id"] = project_id
@@ -340,7 +349,7 @@ class ResourceApi(BaseApi):
         db.session.add(obj)
         db.session.flush()
         self.after_create(obj)
-        return jsonify(self.present(obj)), 201
+        return obj
 
     @route("/<int:pk>", methods=("PUT",), permission="write", body="schema-partial",
            summary="Update the fields given", response="model")

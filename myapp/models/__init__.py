@@ -5,6 +5,7 @@ from .base import never_reuse_ids, utcnow  # noqa: F401
 from .catalog import Image, JobTemplate  # noqa: F401
 from .cluster import Cluster, ClusterKind, Quota, ResourceGroup  # noqa: F401
 from .limits import PlatformSetting  # noqa: F401
+from .list_count import ListCount  # noqa: F401
 from .login import LoginFailure, LoginSession, TokenCutoff  # noqa: F401
 from .pipeline import ConcurrencyPolicy, Edge, Pipeline, Task, TriggerRule  # noqa: F401
 from .project import Project, ProjectMember, ProjectRole  # noqa: F401

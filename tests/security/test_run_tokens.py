@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import io
 import sys
 import threading
 import time
@@ -402,6 +403,7 @@ def b_creates(b: dict[str, int], names: dict[str, str]) -> dict[str, dict]:
                           "downstream_task_id": b["task2"]},
         "/api/v1/pipeline_run/": {"pipeline_id": b["pipeline"]},
         "/api/v1/model_version/": {"project_id": b["project"], "name": "x", "uri": "file:///m.pt"},
+        "/api/v1/model_version/upload": {"project_id": str(b["project"]), "name": "x", "framework": "sklearn"},
         "/api/v1/notebook/": {"project_id": b["project"], "name": "x", "image": "jupyter/base:1"},
         "/api/v1/inference_service/": {"project_id": b["project"], "name": "x",
                                        "model_version_id": b["model_version"]},
@@ -470,7 +472,11 @@ def test_a_run_token_reaches_its_project_only_and_no_admin_api(app, catalog, mak
                 assert body is not None or path == "/api/v1/project/", f"{where}: no body of B to try"
                 if body is None:
                     continue  # a new project: any signed-in user may start one
-                resp = api.post(url, json=body)
+                if "multipart/form-data" in op.get("requestBody", {}).get("content", {}):  # a model file
+                    resp = api.post(url, json=None, content_type="multipart/form-data",
+                                    data={**body, "file": (io.BytesIO(b"model"), "model.joblib")})
+                else:
+                    resp = api.post(url, json=body)
                 expected = 404
             elif scope == "project":  # lists: only A's rows
                 resp = api.get(url)
