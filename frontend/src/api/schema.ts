@@ -592,6 +592,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/image_build/project/{pk}/registry_credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the project (pk) has push credentials, and for which registry */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistryCredentialsState"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        /** Set the project's (pk) push credentials for Kaniko builds (owners); stored sealed */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RegistryCredentials"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistryCredentialsState"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        post?: never;
+        /** Forget the project's (pk) push credentials (owners) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RegistryCredentialsState"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/image_build/{pk}": {
         parameters: {
             query?: never;
@@ -1630,6 +1731,52 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["ModelVersion"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ModelVersionOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/model_version/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a model file (multipart/form-data): stored in the project's model store, registered as the next version of the model */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": components["schemas"]["ModelUpload"];
                 };
             };
             responses: {
@@ -4433,6 +4580,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/task_run/{pk}/reported_metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report metrics of a running attempt at a step (a task, with its run's token): kept with the attempt beside those of metrics.jsonl */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ReportMetrics"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            kept: number;
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/user/": {
         parameters: {
             query?: never;
@@ -5096,7 +5293,7 @@ export interface components {
             };
             image: string;
             /** @enum {string} */
-            kind: "imagebuild" | "job" | "model-server" | "mpijob" | "notebook" | "pytorchjob" | "service" | "serving-router" | "serving-traffic" | "tfjob" | "volcanojob" | "xgboostjob";
+            kind: "imagebuild" | "job" | "kserve-predictor" | "model-server" | "mpijob" | "notebook" | "pytorchjob" | "service" | "serving-router" | "serving-traffic" | "tfjob" | "volcanojob" | "xgboostjob";
             max_resources?: components["schemas"]["Resources"];
             name: string;
             version: string;
@@ -5183,6 +5380,17 @@ export interface components {
         ModelFile: {
             path: string;
             size?: number;
+        };
+        ModelUpload: {
+            description?: string;
+            /** Format: binary */
+            file: string;
+            /** @enum {string} */
+            framework?: "sklearn" | "pytorch" | "torchscript" | "onnx" | "tensorflow" | "xgboost" | "custom";
+            metrics?: string;
+            name: string;
+            project_id: number;
+            signature?: string;
         };
         ModelVersion: {
             description?: string;
@@ -5340,7 +5548,8 @@ export interface components {
             webhook_url: string | null;
         };
         PipelineRun: {
-            params?: {
+            /** @description values of the pipeline's parameters for this run ({{ params.<name> }}); the pipeline's `parameters` give the rest */
+            parameters?: {
                 [key: string]: unknown;
             };
             pipeline_id: number;
@@ -5358,7 +5567,8 @@ export interface components {
             /** Format: date-time */
             next_reconcile_at: string | null;
             only_task_id: number | null;
-            params: {
+            /** @description values of the pipeline's parameters for this run ({{ params.<name> }}); the pipeline's `parameters` give the rest */
+            parameters: {
                 [key: string]: unknown;
             };
             pipeline_id: number;
@@ -5458,6 +5668,23 @@ export interface components {
             resource_group_id: number;
             /** Format: date-time */
             updated_at: string;
+        };
+        RegistryCredentials: {
+            password: string;
+            registry: string;
+            username: string;
+        };
+        RegistryCredentialsState: {
+            registry: string | null;
+            set: boolean;
+            updated_at: string | null;
+        };
+        ReportMetrics: {
+            step: number;
+            /** @description metric name -> finite number, 1 to 100 of them */
+            values: {
+                [key: string]: number;
+            };
         };
         ReportedMetric: {
             name: string;
@@ -5559,7 +5786,7 @@ export interface components {
                 /** Format: date-time */
                 next_reconcile_at: string | null;
                 only_task_id: number | null;
-                params: {
+                parameters: {
                     [key: string]: unknown;
                 };
                 pipeline_id: number;

@@ -17,6 +17,9 @@ export const Palette = memo(function Palette({ templates, onAdd }: PaletteProps)
     const byCategory = new Map<string, JobTemplate[]>();
     const sorted = [...templates].sort((a, b) => a.category.localeCompare(b.category) || a.name.localeCompare(b.name));
     for (const t of sorted) {
+      // A "service" template runs the serving controller's servers, never a pipeline task (the server
+      // refuses it: use serve-model, which updates a managed inference service).
+      if (t.kind === "service") continue;
       const text = `${t.name} ${t.category} ${t.kind} ${t.description}`.toLowerCase();
       if (!words.every((w) => text.includes(w))) continue;
       const category = t.category || "other";
