@@ -13,6 +13,7 @@ from .outputs import attempt_dir, resolve, sample_paths
 from .pipelines.macros import SAMPLE_VALUES, macro_values, substitute
 from .rendering import ArgumentError, RenderContext, RenderError, render, validate_args
 from .rendering import ResourceGroup as GroupSpec
+from .rendering.kinds.service import pipeline_refusal
 from .rendering.quantity import resolve_resources
 from .rendering.volcano_queue import VOLCANO_DEFAULT_QUEUE, Amount, QuotaShare, VolcanoQueue, queue_spec
 
@@ -54,6 +55,8 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
     project = db.session.get(Project, task.project_id)
     pipeline = db.session.get(Pipeline, task.pipeline_id)
     template = db.session.get(JobTemplate, task.template_id)
+    if (refusal := pipeline_refusal(template.kind)) is not None:  # a task saved before the rule: fails clearly
+        raise ArgumentError("template", refusal)
     group = db.session.get(ResourceGroup, task.resource_group_id) if task.resource_group_id else None
     ctx = RenderContext(project=project.name, namespace=project.namespace, pipeline=pipeline.name, run_id=run_id,
                         task=task.name, attempt=attempt, service_account=project.service_account,

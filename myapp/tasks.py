@@ -17,6 +17,7 @@ from celery import shared_task
 from . import reconcile_requests
 from .extensions import db
 from .models import PipelineRun, WorkerHeartbeat, utcnow
+from .models.list_count import fold as fold_list_counts
 
 MAX_ROUNDS = 5  # reconcile() calls per task while the run has more to do at once (its MAX_PASSES ran out)
 
@@ -96,6 +97,8 @@ def tick(self) -> int:
     RunController(backend_for).release_tokens()
     _request_services(self.app)
     _request_builds(self.app)
+    with db.engine.begin() as connection:
+        fold_list_counts(connection)  # the lists' kept counts: one row per key again (models/list_count.py)
     return len(reconcile_requests.request_due(self.app))
 
 
@@ -124,7 +127,8 @@ def reconcile_service(self, service_id: int) -> bool:
     from .backends.registry import default_backend, log_archive
     from .serving.controller import ServingController
 
-    controller = ServingController(lambda service: default_backend(), current_app.config["SECRET_KEY"], log_archive())
+    controller = ServingController(lambda service: default_backend(), current_app.config["SECRET_KEY"], log_archive(),
+                                   kserve=current_app.config.get("MYAPP_SERVING_KSERVE", False))
     settled = controller.reconcile(service_id)
     if not settled:
         self.app.send_task("myapp.reconcile_service", args=[service_id], queue=reconcile_requests.BACKGROUND_QUEUE,
