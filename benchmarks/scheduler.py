@@ -70,6 +70,22 @@ def problems(jobs: list[TraceJob], log: list[Event], result: dict, max_preemptio
     return out
 
 
+def lost_in_span(jobs: list[TraceJob], log: list[Event]) -> float:
+    """GPU-seconds of runs later thrown away by a restart, between the first and the last submission:
+    `utilization` counts them busy (the issue's definition); without them it is the work that counted."""
+    gpus = {tj.job.id: tj.job.gpus for tj in jobs}
+    first = min(tj.job.submitted for tj in jobs)
+    last = max(tj.job.submitted for tj in jobs)
+    started: dict[str, float] = {}
+    lost = 0.0
+    for e in log:
+        if e.kind == "start":
+            started[e.job_id] = e.time
+        elif e.kind == "preempt":
+            lost += gpus[e.job_id] * max(0.0, min(e.time, last) - max(started[e.job_id], first))
+    return lost
+
+
 def show(key: str, value: float) -> str:
     if key.endswith("_jct_s") or key == "makespan_s":
         return f"{value / 3600:,.1f} h"
@@ -98,9 +114,12 @@ def main() -> int:
           f"at most {args.max_preemptions} preemption(s) per job; python {platform.python_version()}")
     results: dict[str, dict] = {}
     broken: list[str] = []
+    useful: dict[str, float] = {}
+    span = max(tj.job.submitted for tj in jobs) - min(tj.job.submitted for tj in jobs)
     for policy in policies:
         log: list[Event] = []
         results[policy] = simulate(jobs, args.gpus, policy, max_preemptions=args.max_preemptions, log=log)
+        useful[policy] = results[policy]["utilization"] - (lost_in_span(jobs, log) / (args.gpus * span) if span else 0)
         broken += [f"{policy}: {p}" for p in problems(jobs, log, results[policy], args.max_preemptions)]
         print(f"  {policy}: simulated in {results[policy]['sim_seconds']:.1f} s", flush=True)
     base = results[BASELINE]
@@ -116,6 +135,8 @@ def main() -> int:
     row = f"{'utilization / offered':<26}" + "".join(
         f"{results[p]['utilization'] / results[p]['offered_load']:>16.3f}" for p in policies)
     print(row)
+    print(f"{'  without lost runs':<26}" + "".join(
+        f"{useful[p] / results[p]['offered_load']:>16.3f}" for p in policies))
     floor, ceiling = jct_lower_bound(jobs, args.gpus), busy_upper_bound(jobs, args.gpus)
     offered = base["offered_load"]
     print(f"\nbounds for any schedule (clairvoyant, free preemption, no nodes): average JCT >= {floor / 3600:,.1f} h"
@@ -138,6 +159,8 @@ def main() -> int:
         f"utilization {ours['utilization'] / ours['offered_load']:.3f} of the offered load "
         f"(>= {TARGETS['utilization_of_offered']})":
             ours["utilization"] >= TARGETS["utilization_of_offered"] * ours["offered_load"],
+        f"  the same without runs lost to restarts: {useful[OURS] / ours['offered_load']:.3f}":
+            useful[OURS] >= TARGETS["utilization_of_offered"] * ours["offered_load"],
         f"{ours['preemptions_per_job']:.3f} preemptions per job (<= {TARGETS['preemptions_per_job']:g})":
             ours["preemptions_per_job"] <= TARGETS["preemptions_per_job"],
         f"simulated in {ours['sim_seconds']:.1f} CPU s (<= {TARGETS['sim_seconds']:g}"

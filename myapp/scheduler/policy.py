@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ..errors import FieldError
@@ -25,6 +25,7 @@ DEFAULT_MAX_PREEMPTIONS = 1
 SIEVE_UNKNOWN_SECONDS = 3 * 3600.0  # a job with no history: the trace's median run time
 SIEVE_STARVE_FACTOR = 10.0  # a job waiting longer than this many times its expected run time ...
 SIEVE_STARVE_SECONDS = 30 * 86400.0  # ... plus this goes first and may hold nodes for itself
+SIEVE_DEFRAG_RATIO = 8.0  # the head job preempts for GPUs that would idle this many times the work lost
 
 
 @dataclass
@@ -270,6 +271,57 @@ def _reservation(ctx: Context, job: Job) -> tuple[float, set[str]]:
     return times[count - 1][0], {name for _, name in times[:count]}
 
 
+def _defragment(ctx: Context, job: Job) -> dict[str, int] | None:
+    """Room for the head job (the first that does not fit) by preempting the few jobs that keep a node
+    from it, where the node's free GPUs would otherwise idle, until those jobs are expected to end, for
+    more than SIEVE_DEFRAG_RATIO times the GPU-seconds the preempted runs lose (none if they checkpoint):
+    a lone long job pinning a node, or jobs that just started. The best nodes; None, with nothing
+    stopped, if there are not enough such nodes."""
+    plan = ctx.plan
+    single = plan.single_node(job)
+    count = 1 if single else plan.whole_nodes_needed(job)
+    on: dict[str, list[Running]] = {}
+    gone = set(ctx.decision.preempt)
+    for r in ctx.running:
+        if r.job.id not in gone:
+            for name in r.placement:
+                on.setdefault(name, []).append(r)
+    options: list[tuple[float, list[Running]]] = []
+    for name in plan.order:
+        need = job.gpus if single else plan.nodes[name].gpus
+        free = idle = plan.gpus[name]
+        if free >= need or name not in on:  # held only by jobs started in this decision: left alone
+            continue
+        stop: list[Running] = []
+        lost = blocked = 0.0
+        for r in sorted(on[name], key=attrgetter("started"), reverse=True):  # the youngest lose least
+            if free >= need or len(r.placement) > 1 or not r.preemptible or r.preemptions >= ctx.max_preemptions:
+                break
+            elapsed = ctx.now - r.started
+            stop.append(r)
+            free += r.job.gpus
+            lost += 0.0 if r.job.checkpoints else r.job.gpus * elapsed
+            guess = _estimate(ctx.history, r.job, elapsed)
+            blocked = max(blocked, guess if guess is not None else max(elapsed, 3600.0))
+        gain = idle * blocked
+        if free >= need and gain > SIEVE_DEFRAG_RATIO * lost:
+            options.append((lost - gain, stop))
+    whole = 0 if single else sum(1 for name in plan.order if plan._whole(name))
+    if len(options) + whole < count:
+        return None
+    options.sort(key=itemgetter(0))
+    chosen = [r for _, stop in options[:count - whole] for r in stop]
+    for r in chosen:
+        plan.release(r.job, r.placement)
+    placement = plan.fit(job)
+    if placement is None:  # CPU or memory still short: keep them running
+        for r in chosen:
+            plan.take(r.job, r.placement)
+        return None
+    ctx.decision.preempt += [r.job.id for r in chosen]
+    return placement
+
+
 def _placed(ctx: Context, job_id: str) -> dict[str, int]:
     return next(s.placement for s in ctx.decision.starts if s.job_id == job_id)
 
@@ -281,7 +333,7 @@ def _easy(ctx: Context) -> Decision:
     return _backfill(ctx, lambda: sorted(ctx.waiting, key=_arrival))
 
 
-def _backfill(ctx: Context, order: Callable[[], list[Waiting]]) -> Decision:
+def _backfill(ctx: Context, order: Callable[[], list[Waiting]], defrag: bool = False) -> Decision:
     """Place the waiting jobs in the order `order()` gives; the first that does not fit holds the nodes
     expected to free first for itself (one reservation, as EASY), and later jobs use those nodes only if
     expected to end before it starts."""
@@ -322,6 +374,9 @@ def _backfill(ctx: Context, order: Callable[[], list[Waiting]]) -> Decision:
                 left.append((w, refused))
             continue  # the quota, not the nodes, holds it: it reserves nothing
         if head is None:
+            if defrag and plain and (placement := _defragment(ctx, job)) is not None:
+                _take(ctx, w, placement)
+                continue  # started on what was freed for it: the next job that does not fit is the head
             head = job
             shadow, reserved = _reservation(ctx, job)
         if ctx.explain:
@@ -361,7 +416,7 @@ def _sieve(ctx: Context) -> Decision:
             out += lists[0] if len(lists) == 1 else heapq.merge(*lists, key=_arrival)
         return out
 
-    return _backfill(ctx, order)
+    return _backfill(ctx, order, defrag=True)
 
 
 _POLICIES: dict[str, Callable[[Context], Decision]] = {

@@ -107,7 +107,7 @@ def test_ours_holds_the_nodes_that_free_first_for_a_starving_gang():
     history.add("slow", 1, 10**6)
     running = [Running(job("r1", 1), {"n0": 1}, started=0), Running(job("r2", 1, group="slow"), {"n1": 1}, 0)]
     waiting = wait(job("big", 8, -10**7, "new"), job("q", 1, 5, "slow"))
-    d = decide("sieve", 10, TWO, running, waiting, history)
+    d = decide("sieve", 10, TWO, running, waiting, history, max_preemptions=0)  # the reservation alone
     assert [(s.job_id, s.placement) for s in d.starts] == [("q", {"n1": 1})]  # not on n0, held for big
     assert [(r.job_id, r.position, r.text) for r in d.reasons] == [("big", 1, "waiting: no node with 8 free GPUs")]
 
@@ -119,7 +119,43 @@ def test_ours_holds_nodes_for_the_first_job_in_its_order_that_does_not_fit():
     history.add("b", 8, 10)  # b: 80 GPU-seconds expected, first in the order
     history.add("s", 1, 1000)  # s: 1,000 GPU-seconds, would run past r's end on b's node
     running = [Running(job("r", 4), {"n0": 4}, started=0)]
-    d = decide("sieve", 10, TWO[:1], running, wait(job("b", 8, 5, "b"), job("s", 1, 5, "s")), history)
+    d = decide("sieve", 10, TWO[:1], running, wait(job("b", 8, 5, "b"), job("s", 1, 5, "s")), history,
+               max_preemptions=0)  # the reservation alone
     assert d.starts == []
     assert [(r.job_id, r.position) for r in d.reasons] == [("b", 1), ("s", 2)]
     assert d.reasons[1].text.startswith("waiting: its GPUs are held for b, expected to start in")
+
+
+def _pinned(started: float, expected: float, preemptions: int = 0) -> tuple[History, list[Running]]:
+    """n0 holds one 1-GPU job of g (g's runs last `expected` s); n1 is full with a job that is never stopped."""
+    history = History()
+    history.add("g", 1, expected)
+    return history, [Running(job("lone", 1), {"n0": 1}, started, preemptions=preemptions),
+                     Running(job("full", 8, group="h"), {"n1": 8}, 0, preemptible=False)]
+
+
+def test_ours_preempts_a_job_that_pins_a_node_when_the_idle_gpus_outweigh_the_work_lost():
+    history, running = _pinned(started=990, expected=10_000)  # 10 s run, 7 GPUs idle for ~2.8 h otherwise
+    d = decide("sieve", 1000, TWO, running, wait(job("big", 8, 5, "b")), history)
+    assert d.preempt == ["lone"] and [(s.job_id, s.placement) for s in d.starts] == [("big", {"n0": 8})]
+
+
+def test_ours_does_not_preempt_when_the_work_lost_outweighs_the_idle_gpus():
+    history, running = _pinned(started=0, expected=6_000)  # 5,000 GPU-s lost for 7 GPUs x 1,000 s
+    d = decide("sieve", 5000, TWO, running, wait(job("big", 8, 5, "b")), history)
+    assert d.preempt == [] and d.starts == [] and [r.job_id for r in d.reasons] == ["big"]
+
+
+def test_ours_preempts_for_a_node_no_job_more_than_the_bound():
+    history, running = _pinned(started=990, expected=10_000, preemptions=1)
+    d = decide("sieve", 1000, TWO, running, wait(job("big", 8, 5, "b")), history)
+    assert d.preempt == [] and d.starts == []
+
+
+def test_ours_assembles_whole_nodes_for_a_multi_node_gang():
+    history, running = _pinned(started=990, expected=10_000)
+    three = [*TWO, Node("n2", 8)]  # n2 is whole; n0 becomes whole once its lone job is stopped
+    d = decide("sieve", 1000, three, running, wait(job("big", 16, 5, "b")), history)
+    assert d.preempt == ["lone"] and [(s.job_id, s.placement) for s in d.starts] == [("big", {"n0": 8, "n2": 8})]
+    d = decide("easy-backfill", 1000, three, running, wait(job("big", 16, 5, "b")), history)
+    assert d.preempt == [] and d.starts == []  # the anchors do not
