@@ -40,6 +40,9 @@ class Context:
     ledger: Ledger | None = None
     started: list[Waiting] = field(default_factory=list)
     decision: Decision = field(default_factory=Decision)
+    # Projects over their share when the decision began: only their running jobs may be reclaimed (a
+    # project pushed over by this decision's own starts keeps its running jobs; those starts wait instead).
+    borrowing_before: frozenset[str] = frozenset()
 
 
 def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Running], waiting: Sequence[Waiting],
@@ -56,8 +59,10 @@ def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Run
         raise FieldError("policy", f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
     if max_preemptions < 0:
         raise FieldError("max_preemptions", "must be >= 0")
+    borrowing = frozenset() if ledger is None else frozenset(
+        p for p in {r.job.project for r in running} if ledger.borrowing(p))
     ctx = Context(now, Plan(nodes, running, free), running, waiting, history or History(), explain, max_preemptions,
-                  ledger)
+                  ledger, borrowing_before=borrowing)
     return chosen(ctx)
 
 
@@ -139,7 +144,7 @@ def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
     gone = set(ctx.decision.preempt)
     borrowers = sorted((r for r in ctx.running if r.job.project != job.project and r.job.id not in gone
                         and r.preemptible and r.preemptions < ctx.max_preemptions
-                        and ledger.borrowing(r.job.project)),
+                        and r.job.project in ctx.borrowing_before and ledger.borrowing(r.job.project)),
                        key=lambda r: (not r.job.checkpoints, -r.started, r.job.id))
     if not borrowers:
         return None
