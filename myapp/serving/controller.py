@@ -114,6 +114,19 @@ class ServingController:
         service.jobs = dict(jobs)
         db.session.commit()  # a key is stored before its submit and after it: never a job nobody knows
 
+    def _submit_or_patch(self, p: Pass, key: str, entry: dict | None,
+                         render: Callable[[], list[dict]]) -> JobRef | None:
+        """A first submission, or a changed one: the same objects patched in place by the submit (409 ->
+        merge patch), so the traffic never lacks a route; the stored reference stays until then."""
+        if not (entry and "backend" in entry):
+            return self._submit(p, key, render)
+        try:
+            return p.backend.submit(render())
+        except (BackendError, RenderError) as exc:
+            p.problems.append(f"{key}: cannot change: {exc}")
+            p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
+            return None
+
     def _submit(self, p: Pass, key: str, render: Callable[[], list[dict]]) -> JobRef | None:
         jobs = dict(p.service.jobs)
         if "submitting" not in jobs.get(key, {}):
@@ -220,17 +233,7 @@ class ServingController:
         def render() -> list[dict]:
             return manifests.traffic(p.spec, split, labels, p.service.shadow_version_id, p.service.mirror_percent)
 
-        if entry and "backend" in entry:
-            # A changed split: the same Service and VirtualService, patched in place by the submit (409 ->
-            # merge patch), so the traffic never lacks a route; the stored reference stays until then.
-            try:
-                ref: JobRef | None = p.backend.submit(render())
-            except (BackendError, RenderError) as exc:
-                p.problems.append(f"{TRAFFIC}: cannot change: {exc}")
-                p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
-                return False
-        else:
-            ref = self._submit(p, TRAFFIC, render)
+        ref = self._submit_or_patch(p, TRAFFIC, entry, render)
         if ref is None:
             return False
         self._save_jobs(p.service, {**p.service.jobs, TRAFFIC: {**ref.as_dict(), "generation": p.service.generation}})
@@ -259,15 +262,8 @@ class ServingController:
         entry = service.jobs.get(KSERVE)
         if entry and "backend" in entry and entry.get("generation") == service.generation:
             ref: JobRef | None = JobRef.from_dict(entry)
-        elif entry and "backend" in entry:  # a changed split: the same object, patched in place by the submit
-            try:
-                ref = p.backend.submit(render())
-            except (BackendError, RenderError) as exc:
-                p.problems.append(f"{KSERVE}: cannot change: {exc}")
-                p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
-                return False
         else:
-            ref = self._submit(p, KSERVE, render)
+            ref = self._submit_or_patch(p, KSERVE, entry, render)
         if ref is None:
             return False
         self._save_jobs(service, {**service.jobs, KSERVE: {**ref.as_dict(), "generation": service.generation}})
