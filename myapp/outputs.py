@@ -112,6 +112,22 @@ def sample_paths(value: Any) -> dict[tuple[str, str], str]:
     return {(task, key): container_path(attempt_dir(1, task, 1), key) for _, task, key in references(value)}
 
 
+TASK_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def attempt_of(path: str, field: str = "uri") -> tuple[int, str] | None:
+    """(run id, attempt folder) of a file in an attempt's folder, given as the path jobs see
+    (``MOUNT/<run>/<task>/<attempt>/<file>``, what an output reference resolves to); None for a
+    path elsewhere; OutputError naming field for a malformed one under MOUNT."""
+    if path != MOUNT and not path.startswith(MOUNT + "/"):
+        return None
+    parts = path[len(MOUNT) + 1:].split("/", 3)
+    if len(parts) < 4 or not parts[0].isdigit() or not TASK_NAME.fullmatch(parts[1]) or not parts[2].isdigit() \
+            or not PATH.fullmatch(parts[3]) or len(parts[0]) > 18 or len(parts[2]) > 9:
+        raise OutputError(field, f"a task output is {MOUNT}/<run>/<task>/<attempt>/<file>, got {path!r}")
+    return int(parts[0]), attempt_dir(int(parts[0]), parts[1], int(parts[2]))
+
+
 def mount(pod_spec: dict[str, Any], relative_dir: str, claim: str = VOLUME) -> None:
     """Mount the project's outputs volume in every container of a pod: all of it read-only, the
     attempt's own folder read-write over it (kubelet makes the subPath folder), and say where."""
@@ -127,6 +143,22 @@ def mount(pod_spec: dict[str, Any], relative_dir: str, claim: str = VOLUME) -> N
             ]
             env = [e for e in container.get("env") or [] if e.get("name") != ENV]
             container["env"] = [*env, {"name": ENV, "value": container_path(relative_dir)}]
+
+
+def mount_read_only(pod_spec: dict[str, Any], relative_dir: str = "") -> None:
+    """Mount the project's outputs volume read-only in every container of a long-running pod, at the
+    same path tasks see: all of it (a notebook) or one attempt's folder (a model server's model).
+    No MYAPP_OUTPUT_DIR: such a pod writes nothing there."""
+    volumes = [v for v in pod_spec.get("volumes") or [] if v.get("name") != VOLUME]
+    pod_spec["volumes"] = [*volumes, {"name": VOLUME, "persistentVolumeClaim": {"claimName": VOLUME, "readOnly": True}}]
+    mount_: dict[str, Any] = {"name": VOLUME, "readOnly": True,
+                              "mountPath": container_path(relative_dir) if relative_dir else MOUNT}
+    if relative_dir:
+        mount_["subPath"] = relative_dir
+    for group in ("initContainers", "containers"):
+        for container in pod_spec.get(group) or []:
+            mounts = [m for m in container.get("volumeMounts") or [] if m.get("name") != VOLUME]
+            container["volumeMounts"] = [*mounts, dict(mount_)]
 
 
 def claim_manifest(namespace: str) -> dict[str, Any]:
@@ -148,9 +180,18 @@ def mounted_dir(manifests: list[Mapping[str, Any]]) -> str | None:
     for obj in manifests:
         for container in _all_containers(obj):
             for mount_ in container.get("volumeMounts") or []:
-                if mount_.get("name") == VOLUME and mount_.get("subPath"):
+                if mount_.get("name") == VOLUME and mount_.get("subPath") and not mount_.get("readOnly"):
                     return str(mount_["subPath"])
     return None
+
+
+def read_only_dirs(manifests: list[Mapping[str, Any]]) -> list[str]:
+    """The folders (relative, "" for all of it) manifests without a read-write attempt folder mount
+    read-only (``mount_read_only``): what a local backend binds read-only at their place."""
+    if mounted_dir(manifests) is not None:
+        return []
+    return sorted({str(m.get("subPath") or "") for obj in manifests for container in _all_containers(obj)
+                   for m in container.get("volumeMounts") or [] if m.get("name") == VOLUME and m.get("readOnly")})
 
 
 def _all_containers(obj: Any) -> Iterator[Mapping[str, Any]]:

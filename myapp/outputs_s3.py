@@ -92,7 +92,8 @@ def named_dirs(obj: Any) -> set[str]:
 
 def to_store(manifests: list[dict[str, Any]], store: Settings) -> list[dict[str, Any]]:
     """The manifests with outputs in the store instead of the project's claim: the claim is left out,
-    and every pod that mounts an attempt folder gets an emptyDir, the download and the upload."""
+    and every pod that mounts an attempt folder gets an emptyDir, the download and the upload; a pod that
+    only reads one (a model server) the emptyDir and the download; a notebook nothing of it."""
     out = []
     for obj in manifests:
         if obj.get("kind") == "PersistentVolumeClaim" and (obj.get("metadata") or {}).get("name") == VOLUME:
@@ -122,16 +123,29 @@ def _pod_specs(obj: Any) -> Iterator[dict[str, Any]]:
 def _own_dir(spec: Mapping[str, Any]) -> str | None:
     for container in spec.get("containers") or []:
         for mount in container.get("volumeMounts") or []:
-            if mount.get("name") == VOLUME and mount.get("subPath"):
+            if mount.get("name") == VOLUME and mount.get("subPath") and not mount.get("readOnly"):
                 return str(mount["subPath"])
     return None
 
 
+def _unmount(spec: dict[str, Any]) -> None:
+    """A pod that reads all of the volume (a notebook): nothing mounted, since the store is no filesystem."""
+    spec["volumes"] = [v for v in spec["volumes"] if v.get("name") != VOLUME]
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or []:
+            container["volumeMounts"] = [m for m in container.get("volumeMounts") or [] if m.get("name") != VOLUME]
+
+
 def _pod_to_store(spec: dict[str, Any], store: Settings, namespace: str) -> None:
     own = _own_dir(spec)
-    if own is None:
-        return
-    upstream = sorted(named_dirs([spec.get("containers"), spec.get("initContainers")]) - {own})
+    if own is None:  # a reader: a model server gets its one attempt folder downloaded, a notebook nothing
+        upstream = sorted({str(m["subPath"]) for c in spec.get("containers") or [] for m in c.get("volumeMounts") or []
+                           if m.get("name") == VOLUME and m.get("subPath")})
+        if not upstream:
+            _unmount(spec)
+            return
+    else:
+        upstream = sorted(named_dirs([spec.get("containers"), spec.get("initContainers")]) - {own})
     spec["volumes"] = [{"name": VOLUME, "emptyDir": {}} if v.get("name") == VOLUME else v for v in spec["volumes"]]
     security = next((c["securityContext"] for c in spec.get("containers") or [] if c.get("securityContext")), None)
     env: list[dict[str, Any]] = [{"name": "MYAPP_S3_BASE", "value": store.base(namespace)},
@@ -154,6 +168,9 @@ def _pod_to_store(spec: dict[str, Any], store: Settings, namespace: str) -> None
     init = [c for c in spec.get("initContainers") or [] if c.get("name") not in (DOWNLOAD, UPLOAD)]
     if upstream:
         init.append(transfer(DOWNLOAD, DOWNLOAD_SCRIPT, upstream, read_only=False))
+    if own is None:
+        spec["initContainers"] = init
+        return
     upload = transfer(UPLOAD, UPLOAD_SCRIPT, [own], read_only=True)
     upload["restartPolicy"] = "Always"  # a native sidecar: runs beside the main containers, stopped after them
     spec["initContainers"] = [*init, upload]

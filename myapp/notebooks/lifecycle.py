@@ -30,6 +30,7 @@ from ..models import (
     ResourceGroup,
     utcnow,
 )
+from ..outputs import VOLUME as OUTPUTS_VOLUME
 from ..rendering import RenderContext, RenderError, render
 from ..rendering.kinds.notebook import token_secret_name, url_prefix, work_claim_name
 from ..task_manifests import group_spec, template_data
@@ -51,7 +52,7 @@ __all__ = ["ACTIVE", "SERVING", "TEMPLATE", "TRANSITIONS", "Hooks", "InvalidTran
 # How long one reconcile waits for JupyterLab to answer before it hands the notebook back to beat.
 START_WAIT = 45.0
 POLL = 0.1
-# Claims are the work folder: a stop keeps them, a delete removes them.
+# Claims are the work folder: a stop keeps them, a delete removes them (not the project's outputs claim).
 VOLUME_KIND = "PersistentVolumeClaim"
 
 # ---- the worker -----------------------------------------------------------------------------------------
@@ -228,7 +229,8 @@ def _stop(nb: Notebook, hooks: Hooks, remove_volumes: bool = False) -> None:
         backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, tuple(keep)), hooks.archive)
     backend.delete_secret(project.namespace, token_secret_name(nb.name))
     if remove_volumes:
-        volumes = tuple(o for o in ((ref_data and JobRef.from_dict(ref_data).objects) or ()) if o.kind == VOLUME_KIND)
+        volumes = tuple(o for o in ((ref_data and JobRef.from_dict(ref_data).objects) or ())
+                        if o.kind == VOLUME_KIND and o.name != OUTPUTS_VOLUME)  # the project's outputs stay
         if not volumes:  # never started: the claim, if any, is named by rule
             volumes = (work_claim(project.namespace, nb.name),)
         if volumes:

@@ -33,7 +33,8 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
 CONTRACT_ENV = ("MYAPP_PROJECT", "MYAPP_PIPELINE", "MYAPP_RUN_ID", "MYAPP_TASK", "MYAPP_ATTEMPT",
                 "MYAPP_CPU", "MYAPP_MEMORY", "MYAPP_GPU")
-SECRET_REF = re.compile(r"secret://([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/([-._a-zA-Z0-9]+)")
+# "?optional": the job starts without it (the generic python template's run token, absent outside a run).
+SECRET_REF = re.compile(r"secret://([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/([-._a-zA-Z0-9]+)(\?optional)?")
 # Replica-spec maps of the training-operator kinds.
 KSERVE = ("serving.kserve.io/v1beta1", "InferenceService")
 REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs",
@@ -96,7 +97,8 @@ def env_from_template(env: Mapping[str, str], api_token_secret: str = "") -> lis
             secret = match.group(1)
             if secret == API_TOKEN_SECRET and api_token_secret:
                 secret = api_token_secret
-            out.append({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": match.group(3)}}})
+            ref = {"name": secret, "key": match.group(3)} | ({"optional": True} if match.group(4) else {})
+            out.append({"name": name, "valueFrom": {"secretKeyRef": ref}})
         else:
             out.append({"name": name, "value": value})
     return out

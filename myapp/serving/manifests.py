@@ -11,8 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import outputs
 from ..catalog import get_template
-from ..rendering import RenderContext, render
+from ..rendering import RenderContext, render, validate_manifests
+from ..rendering.pod import pod_templates
 
 PORT = 8080
 ROUTER_SECRET_KEY = "token"
@@ -105,13 +107,27 @@ def _ctx(service: ServiceSpec, part: str) -> RenderContext:
                          task=f"{service.name}-{part}", service_account=service.service_account)
 
 
+def _with_model(manifests: list[dict], uri: str) -> list[dict]:
+    """A model a task wrote to its outputs (registration checked it is the project's): that one attempt's
+    folder mounted read-only where the path says (myapp/outputs.py), nothing else of the volume."""
+    found = outputs.attempt_of(uri)
+    if found is None:
+        return manifests
+    for obj in manifests:
+        for pod in pod_templates(obj):
+            outputs.mount_read_only(pod.template["spec"], found[1])
+    validate_manifests(manifests)
+    return manifests
+
+
 def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any] | None = None) -> list[dict]:
     args = {"service_name": service.name, "version": version.label, "model_path": version.uri,
             "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
             "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
             "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
             "image": version.image or ""}
-    return render(_template("model-server", base), args, _ctx(service, version.label), service.resources or None)
+    return _with_model(render(_template("model-server", base), args, _ctx(service, version.label),
+                              service.resources or None), version.uri)
 
 
 def kserve(service: ServiceSpec, version: VersionSpec, canary_percent: int = 100,
@@ -124,7 +140,8 @@ def kserve(service: ServiceSpec, version: VersionSpec, canary_percent: int = 100
             "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
             "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
             "canary_percent": canary_percent, "image": version.image or ""}
-    return render(_template("kserve-predictor", base), args, _ctx(service, "kserve"), service.resources or None)
+    return _with_model(render(_template("kserve-predictor", base), args, _ctx(service, "kserve"),
+                              service.resources or None), version.uri)
 
 
 def router(service: ServiceSpec, base: dict[str, Any] | None = None) -> list[dict]:

@@ -86,3 +86,38 @@ def test_rendered_manifests_mount_the_volume_and_validate_strictly():
 def _required(template):
     schema = template["args_schema"]
     return {name: "x" for name in schema.get("required", []) if schema["properties"][name]["type"] == "string"}
+
+
+def test_readers_mount_the_volume_read_only_and_are_not_writers():
+    from myapp import outputs_s3
+    from myapp.outputs import mount, mount_read_only, mounted_dir, read_only_dirs
+
+    def deployment(relative: str) -> dict:
+        pod = {"containers": [{"name": "main", "image": "python", "volumeMounts": [{"name": "x", "mountPath": "/x"}]}]}
+        mount_read_only(pod, relative)
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "team-a"},
+                "spec": {"template": {"spec": pod}}}
+
+    notebook, server = deployment(""), deployment("7/train/1")
+    assert notebook["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][-1] == {
+        "name": "myapp-outputs", "mountPath": "/myapp/outputs", "readOnly": True}
+    assert server["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][-1] == {
+        "name": "myapp-outputs", "mountPath": "/myapp/outputs/7/train/1", "subPath": "7/train/1", "readOnly": True}
+    assert [mounted_dir([notebook]), mounted_dir([server])] == [None, None]  # nothing for the backend to make
+    assert [read_only_dirs([notebook]), read_only_dirs([server])] == [[""], ["7/train/1"]]
+    task = {"containers": [{"name": "main", "image": "python"}]}
+    mount(task, "7/use/1")
+    assert read_only_dirs([{"spec": {"template": {"spec": task}}}]) == []  # a task's view is its own mounts
+
+    # With an S3 store there is no filesystem to mount: a reader gets nothing, and no transfer containers.
+    store = outputs_s3.Settings(bucket="b")
+    (stored,) = outputs_s3.to_store([notebook], store)
+    spec = stored["spec"]["template"]["spec"]
+    assert spec["volumes"] == [] and spec["containers"][0]["volumeMounts"] == [{"name": "x", "mountPath": "/x"}]
+    assert "initContainers" not in spec
+    (stored,) = outputs_s3.to_store([server], store)  # a model server: its one attempt folder downloaded
+    spec = stored["spec"]["template"]["spec"]
+    assert {"name": "myapp-outputs", "emptyDir": {}} in spec["volumes"]
+    (download,) = spec["initContainers"]
+    assert download["name"] == outputs_s3.DOWNLOAD and download["args"] == ["7/train/1"]
+    assert spec["containers"][0]["volumeMounts"][-1]["subPath"] == "7/train/1"

@@ -4,14 +4,12 @@ ends, finite numbers, bounded; bad input stores nothing."""
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 
 import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
-from tests.support import unique
 
 
 def attempt_of(app, run_id: int, task_id: int, state: str = "running", output_dir: str | None = None,
@@ -208,30 +206,20 @@ for step, loss in enumerate([0.8, 0.4]):
 
 
 def test_a_real_job_reports_metrics_with_its_own_token(app, catalog, tmp_path):
-    """A sandboxed job on the local backend, given its run's token (a template mounting
-    secret://myapp-api-token/token), reports through the API; the attempt keeps what it posted."""
+    """A sandboxed task of the generic python template (which mounts secret://myapp-api-token/token)
+    on the local backend reports through the API with its run's token; the attempt keeps what it posted."""
     import time
 
     from werkzeug.serving import make_server
 
     from myapp.backends.local import LocalBackend
     from myapp.backends.registry import local_workdir
-    from myapp.catalog import catalog_root, load_catalog
     from myapp.extensions import db
     from myapp.models import TaskRun
     from myapp.observation import read_lines
     from myapp.pipelines.controller import RunController
-    from myapp.setup_data import sync_catalog
 
-    (python,) = [t for t in load_catalog() if t["name"] == "python"]
-    name = unique("python-reporting")
-    shutil.copytree(catalog_root() / "python", tmp_path / "catalog" / name)  # its /app/main.py
-    with app.app_context():
-        sync_catalog([python | {"name": name,
-                                "env": {**python["env"], "PLATFORM_API_TOKEN": "secret://myapp-api-token/token"}}])
-        db.session.commit()
-    run_id, _ = make_pipeline(app, catalog, {"train": {"template": name, "args": {"script": REPORTER}}},
-                              [])
+    run_id, _ = make_pipeline(app, catalog, {"train": {"args": {"script": REPORTER}}}, [])
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -239,7 +227,7 @@ def test_a_real_job_reports_metrics_with_its_own_token(app, catalog, tmp_path):
         with app.app_context():
             url = f"http://127.0.0.1:{server.server_port}"
             backend = LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": url, "MYAPP_API_URL": url},
-                                   catalog_root=tmp_path / "catalog", gpus=[], restart_delay=0.05,
+                                   gpus=[], restart_delay=0.05,
                                    poll_interval=0.02)
             controller = RunController(lambda task: backend)
             deadline = time.monotonic() + 90

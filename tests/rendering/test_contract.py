@@ -200,7 +200,7 @@ def test_deploy_service_traffic_split():
 
 def test_notebook_routing_prefix():
     manifests = render(catalog()["notebook"], {"name": "nb1"}, PLAIN_CTX)
-    _policy, notebook, _claim, service, vs = manifests
+    _policy, notebook, _claim, service, vs, _outputs_claim = manifests
     assert notebook["apiVersion"] == "kubeflow.org/v1" and notebook["kind"] == "Notebook"
     assert vs["spec"]["http"][0]["match"][0]["uri"]["prefix"] == "/notebook/vision/nb1/"
     env = {e["name"]: e.get("value") for e in notebook["spec"]["template"]["spec"]["containers"][0]["env"]}

@@ -17,7 +17,9 @@ START_SCRIPT = Path(__file__).resolve().parents[2] / "job-templates" / "notebook
 
 
 def objects(**args) -> dict[str, dict]:
-    return {m["kind"]: m for m in render(catalog()["notebook"], {"name": "nb1", **args}, PLAIN_CTX)}
+    """By kind; the project's outputs claim (myapp/outputs.py) apart, as "OutputsClaim"."""
+    manifests = render(catalog()["notebook"], {"name": "nb1", **args}, PLAIN_CTX)
+    return {("OutputsClaim" if m["metadata"]["name"] == "myapp-outputs" else m["kind"]): m for m in manifests}
 
 
 def container(notebook: dict) -> dict:
@@ -28,7 +30,7 @@ def test_five_objects_in_order_all_strict_valid():
     manifests = render(catalog()["notebook"], {"name": "nb1", "volume_claim": "shared"}, GANG_CTX, {"gpu": 1})
     assert [(m["kind"], m["metadata"]["name"]) for m in manifests] == [
         ("AuthorizationPolicy", "notebook-nb1"), ("Notebook", "nb1"), ("PersistentVolumeClaim", "nb1-work"),
-        ("Service", "nb1"), ("VirtualService", "notebook-nb1")]
+        ("Service", "nb1"), ("VirtualService", "notebook-nb1"), ("PersistentVolumeClaim", "myapp-outputs")]
     validate_manifests(manifests)  # render did too; the set is what the backend submits
     assert {m["metadata"]["namespace"] for m in manifests} == {"proj-vision"}
     assert all(m["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "myapp" for m in manifests)
@@ -109,9 +111,15 @@ def test_work_folder_claim_mounted_as_home_and_writable_by_the_jupyter_group():
     assert claim["spec"] == {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}
     pod = found["Notebook"]["spec"]["template"]["spec"]
     assert container(found["Notebook"])["volumeMounts"] == [{"name": "work", "mountPath": "/home/jovyan"},
-                                                            {"name": "volume", "mountPath": "/home/jovyan/volume"}]
+                                                            {"name": "volume", "mountPath": "/home/jovyan/volume"},
+                                                            {"name": "myapp-outputs", "mountPath": "/myapp/outputs",
+                                                             "readOnly": True}]
     assert pod["volumes"] == [{"name": "work", "persistentVolumeClaim": {"claimName": "nb1-work"}},
-                              {"name": "volume", "persistentVolumeClaim": {"claimName": "shared"}}]
+                              {"name": "volume", "persistentVolumeClaim": {"claimName": "shared"}},
+                              {"name": "myapp-outputs",
+                               "persistentVolumeClaim": {"claimName": "myapp-outputs", "readOnly": True}}]
+    # The project's task outputs, where tasks see them, read-only (the claim itself: the tasks' own).
+    assert found["OutputsClaim"]["spec"]["accessModes"] == ["ReadWriteMany"]
     assert pod["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"},
                                       "fsGroup": 100}
     assert pod["automountServiceAccountToken"] is False

@@ -122,7 +122,7 @@ def assert_refused(app, token: str, message: str) -> None:
 
 
 def test_issued_at_start_put_before_the_attempt_that_mounts_it_and_revoked_by_cancel(app, catalog):
-    run = make_run(app, {"prep": ("python", {}, {}), "register": ("model-register", REGISTER_ARGS, {})},
+    run = make_run(app, {"prep": ("xgboost", {}, {}), "register": ("model-register", REGISTER_ARGS, {})},
                    [("prep", "register")])
     fake = FakeBackend({"register": ["hang"]})
     ctl = controller(fake)
@@ -151,7 +151,7 @@ def test_issued_at_start_put_before_the_attempt_that_mounts_it_and_revoked_by_ca
 
 
 def test_a_run_whose_tasks_call_nothing_puts_no_secret(app, catalog):
-    run = make_run(app, {"a": ("python", {}, {})})
+    run = make_run(app, {"a": ("xgboost", {}, {})})  # a template without the token (python mounts it)
     fake = FakeBackend()
     assert drive(app, controller(fake), run.id) == "succeeded"
     assert len(token_rows(app, run.id)) == 1 and fake.secret_puts == {}

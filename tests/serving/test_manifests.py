@@ -71,3 +71,22 @@ def test_the_local_router_reads_its_token_from_a_secret():
     token = next(e for e in container["env"] if e["name"] == "ROUTER_TOKEN")
     assert token["valueFrom"] == {"secretKeyRef": {"name": "myapp-serving-7-router", "key": "token"}}
     assert deployment["metadata"]["name"] == "digits-router"
+
+
+def test_a_model_in_a_tasks_outputs_mounts_that_attempt_read_only():
+    """Kubernetes: the project's outputs claim, read-only, with the attempt's folder as subPath at the path
+    the version names; nothing of it for a model elsewhere. Strict-valid, for a Deployment and KServe."""
+    import dataclasses
+
+    uri = "/myapp/outputs/12/train/2/model.onnx"
+    version = dataclasses.replace(V3, uri=uri)
+    volume = {"name": "myapp-outputs", "persistentVolumeClaim": {"claimName": "myapp-outputs", "readOnly": True}}
+    mount = {"name": "myapp-outputs", "mountPath": "/myapp/outputs/12/train/2", "subPath": "12/train/2",
+             "readOnly": True}
+    deployment = by_kind(manifests.model_server(SERVICE, version))["Deployment"]["spec"]["template"]["spec"]
+    predictor = by_kind(manifests.kserve(SERVICE, version))["InferenceService"]["spec"]["predictor"]
+    for pod in (deployment, predictor):
+        assert volume in pod["volumes"] and mount in pod["containers"][0]["volumeMounts"], pod
+        assert uri in pod["containers"][0]["args"]
+    plain = by_kind(manifests.model_server(SERVICE, V3))["Deployment"]["spec"]["template"]["spec"]
+    assert "myapp-outputs" not in str(plain)

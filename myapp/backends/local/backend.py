@@ -341,15 +341,30 @@ class LocalBackend:
                 os.symlink(target, link)  # the job's uid owns the folder; lexists: never follow what it put
         output = self._output_folder(ref, run, uid)
         if not isolation.sandboxed:
-            if output is not None:  # no sandbox to mount the volume at its place: the host path instead
+            if output is not None or run.get("outputs_read"):  # no sandbox to mount the volume: the host path
                 _rehome_outputs(run, str(self.outputs_dir(ref.namespace)))
             return None
         etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
         outputs = None if output is None else (self.outputs_dir(ref.namespace), run["outputs_dir"])
-        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs,
+        read = self._read_outputs(ref, run, uid)
+        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs, read_outputs=read,
                             read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths,
                                        *(Path(p) for p in run.get("environments", []))],
                             hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
+
+    def _read_outputs(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> tuple[Path, list[str]] | None:
+        """The project's outputs folders a notebook or model server reads (the project's folder made
+        if no task wrote yet, owned like a task's, so that later outputs show up); None: none."""
+        folders = run.get("outputs_read") or []
+        if not folders:
+            return None
+        root = self.outputs_dir(ref.namespace)
+        if not root.is_dir():
+            _private_dir(root.parent)
+            root.mkdir(mode=0o700, exist_ok=True)
+            if uid is not None:
+                os.chown(root, uid, uid)
+        return root, [f for f in folders if (root / f).is_dir()]  # a folder gone: nothing there to read
 
     def _output_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
         """Make the attempt's output folder when its pods mount one (myapp/outputs.py), owned by the job."""

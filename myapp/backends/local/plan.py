@@ -23,7 +23,8 @@ from typing import Any
 
 from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
 from ...environments import resolve as resolve_environment
-from ...outputs import mounted_dir
+from ...outputs import VOLUME as OUTPUTS_VOLUME
+from ...outputs import mounted_dir, read_only_dirs
 from ..base import InvalidManifest, JobRef, ObjectRef, PermanentBackendError, UnsupportedKind
 from .gpu import GpuDevice
 from .procs import free_ports
@@ -168,6 +169,7 @@ class Planner:
         run["success"] = _success_replicas(kind, run["replicas"])
         # The attempt's folder on the project's outputs volume: the backend binds it (myapp/outputs.py).
         run["outputs_dir"] = mounted_dir([obj])
+        run["outputs_read"] = read_only_dirs([obj])  # a notebook's or model server's read-only view of it
         return ref, run
 
     # -- replicas -----------------------------------------------------------------------------
@@ -354,7 +356,7 @@ class Planner:
                       container_spec: Mapping[str, Any]) -> dict[str, str]:
         """{mount path: host folder} of the container's PersistentVolumeClaim mounts."""
         claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod.get("volumes") or []
-                  if (v.get("persistentVolumeClaim") or {}).get("claimName")}
+                  if (v.get("persistentVolumeClaim") or {}).get("claimName") and v["name"] != OUTPUTS_VOLUME}
         return {os.path.normpath(m["mountPath"]): str(self.volume_dir(namespace, claims[m["name"]]))
                 for m in container_spec.get("volumeMounts") or [] if m.get("name") in claims}
 

@@ -212,11 +212,14 @@ def python_roots(python: str) -> list[Path]:
 
 def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, read_only: Iterable[Path],
          hidden: Iterable[Path], etc: dict[str, Path],
-         outputs: tuple[Path, str] | None = None) -> dict[str, Any] | None:
+         outputs: tuple[Path, str] | None = None,
+         read_outputs: tuple[Path, Iterable[str]] | None = None) -> dict[str, Any] | None:
     """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command).
 
     outputs: (the project's outputs folder, the attempt's folder in it): all of it read-only at
-    myapp.outputs.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do)."""
+    myapp.outputs.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do).
+    read_outputs: (the project's outputs folder, folders in it, "" for all): each read-only at its
+    place under MOUNT, nothing writable (a notebook, a model server)."""
     if not isolation.sandboxed:
         return None
     view = _View()
@@ -240,6 +243,10 @@ def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, re
         root, attempt = outputs
         view.bind("--ro-bind", root, Path(MOUNT))
         view.bind("--bind", root / attempt, Path(MOUNT) / attempt)
+    if read_outputs is not None:
+        root, folders = read_outputs
+        for relative in sorted(folders, key=len):
+            view.bind("--ro-bind", root / relative, Path(MOUNT) / relative)  # "": the folder itself
     view.mask(cwd / ".myapp")  # the supervisor's files: the spec (with the job's secrets), state, logs
     view.read_only += ["--chdir", str(cwd)]
     return _config(isolation.mode, isolation.bwrap or "bwrap", uid, view)

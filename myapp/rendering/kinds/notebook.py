@@ -3,7 +3,8 @@
 Objects: the Notebook CR (notebook-controller runs it as a StatefulSet, pods labelled
 ``statefulset: <name>``), a Service in front of it, a VirtualService on the platform's gateway for
 the prefix, an AuthorizationPolicy whose CUSTOM action sends every request to the platform's
-ext-authz provider first (the member check), and a PersistentVolumeClaim for the work folder.
+ext-authz provider first (the member check), a PersistentVolumeClaim for the work folder, and the
+project's outputs claim, mounted read-only at ``myapp.outputs.MOUNT`` (myapp/outputs.py).
 
 Jupyter's own token comes from the Secret ``token_secret_name(name)`` (key ``token``), which the
 platform puts before it submits (a random value, never rendered, never shown); the ext-authz answer
@@ -17,6 +18,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ... import outputs
 from ..engine import render_object
 from ..errors import ContextError
 from ..names import is_dns1123_label, is_dns1123_subdomain, k8s_name
@@ -101,6 +103,14 @@ def build(b: Build) -> list[dict]:
         # No route timeout: Envoy applies it to upgraded connections too, and a kernel's or terminal's
         # websocket would be cut when it ran out (kubeflow/kubeflow#6126 removed the 300s it once had).
     }]
+    notebook = render_object("notebook.yaml.j2", {
+        "name": name, "image": b.image, "command": b.command, "prefix": prefix.rstrip("/"),
+        "resources": b.resources.requirements(), "port": JUPYTER_PORT, "token_secret": token_secret_name(name),
+        "work_claim": work_claim_name(name), "work_dir": WORK_DIR,
+        "volume_claim": b.args.get("volume_claim", ""), "volume_dir": VOLUME_DIR,
+    })
+    # The project's task outputs, read-only where tasks see them (a path copied from a run view works).
+    outputs.mount_read_only(notebook["spec"]["template"]["spec"])
     return [
         # Every request reaching the pod, whatever its path or origin, is checked: rules [{}] match all.
         # Created before the notebook and (cleanup goes backwards) deleted after it: never a moment
@@ -109,12 +119,7 @@ def build(b: Build) -> list[dict]:
             "name": k8s_name("notebook", name), "match_labels": {POD_LABEL: name},
             "provider": config.authz_provider, "rules": [{}],
         }),
-        render_object("notebook.yaml.j2", {
-            "name": name, "image": b.image, "command": b.command, "prefix": prefix.rstrip("/"),
-            "resources": b.resources.requirements(), "port": JUPYTER_PORT, "token_secret": token_secret_name(name),
-            "work_claim": work_claim_name(name), "work_dir": WORK_DIR,
-            "volume_claim": b.args.get("volume_claim", ""), "volume_dir": VOLUME_DIR,
-        }),
+        notebook,
         # The work folder (its pod waits for the claim to be bound).
         render_object("persistentvolumeclaim.yaml.j2", {
             "name": work_claim_name(name), "storage_class": config.storage_class, "size": config.volume_size,
@@ -126,6 +131,8 @@ def build(b: Build) -> list[dict]:
         render_object("virtualservice.yaml.j2", {
             "name": k8s_name("notebook", name), "hosts": ["*"], "gateways": [config.gateway], "http": http,
         }),
+        # The outputs claim (adopted if a task made it; never deleted with the notebook): the pod waits for it.
+        outputs.claim_manifest(namespace),
     ]
 
 

@@ -16,7 +16,8 @@ POD = f"{NAME}-0"
 URL = f"http://{NAME}.{NS}.svc.cluster.local/notebook/vision/{NAME}/"
 KINDS = [("security.istio.io/v1", "AuthorizationPolicy", f"notebook-{NAME}"), ("kubeflow.org/v1", "Notebook", NAME),
          ("v1", "PersistentVolumeClaim", f"{NAME}-work"), ("v1", "Service", NAME),
-         ("networking.istio.io/v1", "VirtualService", f"notebook-{NAME}")]
+         ("networking.istio.io/v1", "VirtualService", f"notebook-{NAME}"),
+         ("v1", "PersistentVolumeClaim", "myapp-outputs")]  # the project's outputs, read-only in the notebook
 
 
 def stored(double) -> list[tuple[str, str, str]]:
@@ -40,7 +41,7 @@ def test_submit_creates_the_five_objects_and_adopts_them_again(double, k8s_backe
     assert stored(double) == KINDS
     assert [(o.kind, o.name) for o in ref.objects] == [(kind, name) for _, kind, name in KINDS]
     assert k8s_backend.submit(objects) == ref  # 409s: adopted, nothing new
-    assert len(double.requests_matching("POST", "/persistentvolumeclaims$")) == 2
+    assert len(double.requests_matching("POST", "/persistentvolumeclaims$")) == 4  # work and outputs claims
     policy = double.get("security.istio.io/v1", "AuthorizationPolicy", NS, f"notebook-{NAME}")
     assert policy["spec"]["action"] == "CUSTOM" and policy["spec"]["selector"] == {"matchLabels": {"statefulset": NAME}}
     assert double.get("v1", "PersistentVolumeClaim", NS, work_claim_name(NAME))["spec"]["resources"] == {
@@ -111,15 +112,15 @@ def test_stop_keeps_the_work_folder_and_start_runs_again(double, k8s_backend, tm
     keep = tuple(o for o in ref.objects if o.kind != "PersistentVolumeClaim")
     archive = FileLogArchive(tmp_path)
     k8s_backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, keep), archive)
-    assert stored(double) == [("v1", "PersistentVolumeClaim", f"{NAME}-work")]
+    assert stored(double) == [("v1", "PersistentVolumeClaim", f"{NAME}-work"), KINDS[-1]]
     # Started again: the same names, the claim adopted, and no longer reported as cancelled.
     assert k8s_backend.submit(objects) == ref
     assert stored(double) == KINDS
     assert k8s_backend.status(ref).state is JobState.PENDING
-    # Deleted: nothing is left.
+    # Deleted: nothing is left but the project's outputs claim (every run's outputs, not the notebook's).
     k8s_backend.cancel(ref)
     k8s_backend.cleanup(ref, archive)
-    assert stored(double) == []
+    assert stored(double) == [KINDS[-1]]
 
 
 def test_a_notebook_still_being_deleted_is_not_adopted(double, k8s_backend):
