@@ -126,6 +126,53 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@contextlib.contextmanager
+def wsgi_server(app: Any) -> Iterator[str]:
+    """A WSGI app over real HTTP (threads) on a free loopback port; yields its base URL."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+
+
+@contextlib.contextmanager
+def aiohttp_server(application: Any, what: str) -> Iterator[str]:
+    """An aiohttp application on its own event-loop thread on a free loopback port; yields its base URL
+    once it listens (`what` names it in the wait's error)."""
+    import asyncio
+
+    from aiohttp import web
+
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(application)
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(runner.setup())
+        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def listening() -> bool:
+        with socket.socket() as sock:
+            return sock.connect_ex(("127.0.0.1", port)) == 0
+
+    wait_until(listening, what=f"{what} listening")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
 def healthy(base: str) -> bool:
     """Whether the platform's web at `base` answers /health (False while it is not listening yet, or starting)."""
     import requests

@@ -8,17 +8,15 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
-from werkzeug.serving import make_server
 
 from tests.k8s_double import make_pod, terminated_state
 from tests.notebooks import mesh
-from tests.support import free_port, unique, wait_until
+from tests.support import free_port, unique, wait_until, wsgi_server
 from tests.world import created
 
 pytestmark = pytest.mark.slow  # JupyterLab starts: a few seconds
@@ -30,11 +28,8 @@ ONLY_IN_THE_NOTEBOOK = ("snapshot-only-pkg", "1.2.3")
 @pytest.fixture()
 def web(app) -> Iterator[str]:
     """The platform over real HTTP, as Envoy reaches its ext-authz check."""
-    server = make_server("127.0.0.1", free_port(), app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    with wsgi_server(app) as url:
+        yield url
 
 
 @pytest.fixture()

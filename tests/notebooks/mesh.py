@@ -5,7 +5,6 @@ refused with the check's answer or passed to Jupyter with `headersToUpstreamOnAl
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ import aiohttp
 import yaml
 from aiohttp import web
 
-from tests.support import free_port, wait_until
+from tests.support import aiohttp_server
 
 MESH = Path(__file__).resolve().parents[2] / "install" / "istio" / "mesh-config.yaml"
 
@@ -76,29 +75,5 @@ async def _websocket(request: web.Request, session: aiohttp.ClientSession, targe
 @contextmanager
 def serving(platform: str, jupyter: str) -> Iterator[str]:
     """The sidecar on its own event loop thread; yields its base URL."""
-    import socket
-
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(sidecar(platform, jupyter))
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(runner.setup())
-        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-
-    def listening() -> bool:
-        with socket.socket() as sock:
-            return sock.connect_ex(("127.0.0.1", port)) == 0
-
-    wait_until(listening, what="the sidecar stand-in listening")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
+    with aiohttp_server(sidecar(platform, jupyter), "the sidecar stand-in") as url:
+        yield url

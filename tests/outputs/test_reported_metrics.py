@@ -10,6 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
+from tests.support import wsgi_server
 
 
 def attempt_of(app, run_id: int, task_id: int, state: str = "running", output_dir: str | None = None,
@@ -210,8 +211,6 @@ def test_a_real_job_reports_metrics_with_its_own_token(app, catalog, tmp_path):
     on the local backend reports through the API with its run's token; the attempt keeps what it posted."""
     import time
 
-    from werkzeug.serving import make_server
-
     from myapp.backends.local import LocalBackend
     from myapp.backends.registry import local_workdir
     from myapp.extensions import db
@@ -220,26 +219,18 @@ def test_a_real_job_reports_metrics_with_its_own_token(app, catalog, tmp_path):
     from myapp.pipelines.controller import RunController
 
     run_id, _ = make_pipeline(app, catalog, {"train": {"args": {"script": REPORTER}}}, [])
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with app.app_context():
-            url = f"http://127.0.0.1:{server.server_port}"
-            backend = LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": url, "MYAPP_API_URL": url},
-                                   gpus=[], restart_delay=0.05,
-                                   poll_interval=0.02)
-            controller = RunController(lambda task: backend)
-            deadline = time.monotonic() + 90
-            while (state := controller.reconcile(run_id).value) not in ("succeeded", "failed", "cancelled"):
-                assert time.monotonic() < deadline, f"run {run_id} still {state}"
-                time.sleep(0.2)
-            attempt = db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)).one()
-            log = [line.line for line in read_lines(attempt)]
-            assert state == "succeeded", (attempt.reason, log)
-            assert "kept 2" in log
-            assert attempt.reported_metrics == [{"step": 0, "name": "loss", "value": 0.8},
-                                                {"step": 1, "name": "loss", "value": 0.4}]
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    with wsgi_server(app) as url, app.app_context():
+        backend = LocalBackend(local_workdir(), override_env={"PLATFORM_API_URL": url, "MYAPP_API_URL": url},
+                               gpus=[], restart_delay=0.05,
+                               poll_interval=0.02)
+        controller = RunController(lambda task: backend)
+        deadline = time.monotonic() + 90
+        while (state := controller.reconcile(run_id).value) not in ("succeeded", "failed", "cancelled"):
+            assert time.monotonic() < deadline, f"run {run_id} still {state}"
+            time.sleep(0.2)
+        attempt = db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)).one()
+        log = [line.line for line in read_lines(attempt)]
+        assert state == "succeeded", (attempt.reason, log)
+        assert "kept 2" in log
+        assert attempt.reported_metrics == [{"step": 0, "name": "loss", "value": 0.8},
+                                            {"step": 1, "name": "loss", "value": 0.4}]
