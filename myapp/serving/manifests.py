@@ -62,23 +62,21 @@ def _integer(low: int, high: int, **extra: Any) -> dict[str, Any]:
     return {"type": "integer", "minimum": low, "maximum": high, **extra}
 
 
+_MODEL_SERVER: dict[str, Any] = {
+    "service_name": _string(), "version": _string(x_flag="--version"),
+    "model_path": _string(x_flag="--model-path"), "framework": _string(x_flag="--framework", default="sklearn"),
+    "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
+    "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
+    "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
+    "image": _string(default=""),
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "model-server": {"type": "object", "required": ["service_name", "version", "model_path"], "properties": {
-        "service_name": _string(), "version": _string(x_flag="--version"),
-        "model_path": _string(x_flag="--model-path"), "framework": _string(x_flag="--framework", default="sklearn"),
-        "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
-        "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
-        "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
-        "image": _string(default=""),
-    }},
-    "kserve-predictor": {"type": "object", "required": ["service_name", "version", "model_path"], "properties": {
-        "service_name": _string(), "version": _string(x_flag="--version"),
-        "model_path": _string(x_flag="--model-path"), "framework": _string(x_flag="--framework", default="sklearn"),
-        "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
-        "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
-        "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
-        "canary_percent": _integer(0, 100), "image": _string(default=""),
-    }},
+    "model-server": {"type": "object", "required": ["service_name", "version", "model_path"],
+                     "properties": _MODEL_SERVER},
+    # The same server as a KServe predictor, with the share of traffic KServe sends to it.
+    "kserve-predictor": {"type": "object", "required": ["service_name", "version", "model_path"],
+                         "properties": {**_MODEL_SERVER, "canary_percent": _integer(0, 100)}},
     "serving-router": {"type": "object", "required": ["service_name"], "properties": {
         "service_name": _string(), "port": _integer(1024, 65535),
     }},
