@@ -22,6 +22,7 @@ import pytest
 from tests.support import (
     TEST_DATABASE,
     ApiClient,
+    default_backend,
     flush_redis,
     login_token,
     pg_database,
@@ -138,17 +139,10 @@ def catalog(app):
 @pytest.fixture()
 def fake_default_backend(app):
     """Workers resolve backends through the registry; put a fake one there for this test."""
-    from myapp.backends import registry
     from tests.fake_backend import FakeBackend
 
-    backend = FakeBackend()
-    key = ("default", app.config["MYAPP_BACKEND"])
-    saved = registry._backends.get(key)
-    registry._backends[key] = backend
-    yield backend
-    registry._backends.pop(key)
-    if saved is not None:
-        registry._backends[key] = saved
+    with default_backend(app, FakeBackend()) as backend:
+        yield backend
 
 
 @pytest.fixture()

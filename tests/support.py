@@ -173,6 +173,23 @@ def aiohttp_server(application: Any, what: str) -> Iterator[str]:
         thread.join(10)
 
 
+@contextlib.contextmanager
+def default_backend(app: Any, backend: Any) -> Iterator[Any]:
+    """`backend` is the one workers and the web resolve for the app's default backend, until the block ends
+    (then whatever was registered before is back)."""
+    from myapp.backends import registry
+
+    key = ("default", app.config["MYAPP_BACKEND"])
+    saved = registry._backends.get(key)
+    registry._backends[key] = backend
+    try:
+        yield backend
+    finally:
+        registry._backends.pop(key)
+        if saved is not None:
+            registry._backends[key] = saved
+
+
 def healthy(base: str) -> bool:
     """Whether the platform's web at `base` answers /health (False while it is not listening yet, or starting)."""
     import requests

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from myapp.backends.local import LocalBackend
-from tests.support import aiohttp_server, unique, wsgi_server
+from tests.support import aiohttp_server, default_backend, unique, wsgi_server
 from tests.world import created
 
 
@@ -35,16 +35,8 @@ def proxy(app, web: str) -> Iterator[str]:
 @pytest.fixture()
 def local_backend(app, tmp_path: Path) -> Iterator[LocalBackend]:
     """A local backend of the test's own, which the web app's reads (logs) use too, as workers' would."""
-    from myapp.backends import registry
-
-    backend = LocalBackend(tmp_path / "jobs", gpus=[], grace_period=3)
-    key = ("default", app.config["MYAPP_BACKEND"])
-    saved = registry._backends.get(key)
-    registry._backends[key] = backend
-    yield backend
-    registry._backends.pop(key)
-    if saved is not None:
-        registry._backends[key] = saved
+    with default_backend(app, LocalBackend(tmp_path / "jobs", gpus=[], grace_period=3)) as backend:
+        yield backend
     for spec in (tmp_path / "jobs").glob("*/*/.myapp/spec.json"):  # nothing left running by a failed test
         import json
 
