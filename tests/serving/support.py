@@ -13,16 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.support import wait_until
+from tests.support import free_port, wait_until
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "job-templates" / "deploy-service"
 DIGITS_SIGNATURE = {"shape": [None, 64], "dtype": "float32"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _answers(port: int) -> bool:
@@ -104,3 +98,26 @@ def digits_models(folder: Path) -> tuple[Path, Path, list[list[float]], list[int
     joblib.dump(RidgeClassifier().fit(x[:-20], y[:-20]), first)
     joblib.dump(RidgeClassifier(alpha=100.0).fit(x[:-20], y[:-20]), second)
     return first, second, x[-20:].tolist(), y[-20:].tolist()
+
+
+def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, name: str, uri: str,
+                        **controller: Any) -> dict[str, Any]:
+    """A project of `owner` with three versions of model "digits" (`uri` formatted with 1, 2, 3) and a
+    serving controller on the Kubernetes backend (`controller`: its options, e.g. kserve=True)."""
+    from myapp.backends.archive import FileLogArchive
+    from myapp.extensions import db
+    from myapp.models import Project
+    from myapp.serving.controller import ServingController
+    from tests.support import unique
+    from tests.world import created
+
+    project = created(owner.post("/api/v1/project/", json={"name": unique(name)}))
+    with app.app_context():
+        namespace = db.session.get(Project, project["id"]).namespace
+    versions = [created(owner.post("/api/v1/model_version/", json={
+        "project_id": project["id"], "name": "digits", "uri": uri.format(i), "framework": "sklearn"}))["id"]
+        for i in (1, 2, 3)]
+    serving = ServingController(lambda _service: k8s_backend, app.config["SECRET_KEY"],
+                                FileLogArchive(tmp_path / "logs"), **controller)
+    return {"owner": owner, "pid": project["id"], "namespace": namespace, "versions": versions,
+            "controller": serving}

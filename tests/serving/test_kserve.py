@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from myapp.backends.archive import FileLogArchive
+from tests.serving.support import kubernetes_services
 from tests.serving.test_kubernetes import KINDS, names, service_row
-from tests.support import unique
 from tests.world import created
 
 ISVC = ("serving.kserve.io/v1beta1", "InferenceService")
@@ -16,21 +15,8 @@ ISVC = ("serving.kserve.io/v1beta1", "InferenceService")
 
 @pytest.fixture()
 def setup(app, make_user, double, k8s_backend, tmp_path):
-    from myapp.extensions import db
-    from myapp.models import Project
-    from myapp.serving.controller import ServingController
-
-    owner = make_user()
-    project = created(owner.post("/api/v1/project/", json={"name": unique("kserve")}))
-    with app.app_context():
-        namespace = db.session.get(Project, project["id"]).namespace
-    versions = [created(owner.post("/api/v1/model_version/", json={
-        "project_id": project["id"], "name": "digits", "uri": f"s3://models/digits-{i}.joblib",
-        "framework": "sklearn"}))["id"] for i in (1, 2, 3)]
-    controller = ServingController(lambda _service: k8s_backend, app.config["SECRET_KEY"],
-                                   FileLogArchive(tmp_path / "logs"), kserve=True)
-    return {"owner": owner, "pid": project["id"], "namespace": namespace, "versions": versions,
-            "controller": controller}
+    return kubernetes_services(app, make_user(), k8s_backend, tmp_path, "kserve", "s3://models/digits-{}.joblib",
+                               kserve=True)
 
 
 def settle(app, double, controller, namespace: str, service_id: int, passes: int = 10) -> None:

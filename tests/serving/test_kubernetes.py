@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from myapp.backends.archive import FileLogArchive
-from tests.support import unique
+from tests.serving.support import kubernetes_services
 from tests.world import created
 
 VS = ("networking.istio.io/v1", "VirtualService")
@@ -16,20 +15,7 @@ KINDS = [("apps/v1", "Deployment"), ("v1", "Service"), ("autoscaling/v2", "Horiz
 
 @pytest.fixture()
 def setup(app, make_user, double, k8s_backend, tmp_path):
-    from myapp.extensions import db
-    from myapp.models import Project
-    from myapp.serving.controller import ServingController
-
-    owner = make_user()
-    project = created(owner.post("/api/v1/project/", json={"name": unique("k8srv")}))
-    with app.app_context():
-        namespace = db.session.get(Project, project["id"]).namespace
-    versions = [created(owner.post("/api/v1/model_version/", json={
-        "project_id": project["id"], "name": "digits", "uri": f"/models/digits-{i}.joblib",
-        "framework": "sklearn"}))["id"] for i in (1, 2, 3)]
-    controller = ServingController(lambda _service: k8s_backend, app.config["SECRET_KEY"],
-                                   FileLogArchive(tmp_path / "logs"))
-    return {"owner": owner, "namespace": namespace, "versions": versions, "controller": controller}
+    return kubernetes_services(app, make_user(), k8s_backend, tmp_path, "k8srv", "/models/digits-{}.joblib")
 
 
 def settle(app, double, controller, namespace: str, service_id: int, passes: int = 10) -> None:
