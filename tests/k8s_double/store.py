@@ -249,14 +249,7 @@ class Store:
                     updated.pop("status", None)
                     if "status" in current:
                         updated["status"] = copy.deepcopy(current["status"])
-                if updated.get("spec") != current.get("spec"):
-                    updated["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
-            if dry_run:
-                return updated
-            if updated != current:
-                self.objects[key] = updated
-                self._bump("MODIFIED", key, updated)
-            return copy.deepcopy(updated)
+            return self._store_update(key, current, updated, dry_run)
 
     def patch(self, rtype: ResourceType, namespace: str, name: str, patch: dict[str, Any], *,
               subresource: str = "", dry_run: bool = False) -> dict[str, Any]:
@@ -274,15 +267,20 @@ class Store:
                 meta_patch.pop(immutable, None)
             if "metadata" in patch:
                 patch = {**patch, "metadata": meta_patch}
-            updated = merge_patch(current, patch)
-            if updated.get("spec") != current.get("spec"):
-                updated["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
-            if dry_run:
-                return updated
-            if updated != current:
-                self.objects[key] = updated
-                self._bump("MODIFIED", key, updated)
-            return copy.deepcopy(updated)
+            return self._store_update(key, current, merge_patch(current, patch), dry_run)
+
+    def _store_update(self, key: Any, current: dict[str, Any], updated: dict[str, Any],
+                      dry_run: bool) -> dict[str, Any]:
+        """The end of a replace or patch (lock held): a changed spec bumps the generation; a dry run
+        answers without storing; a real change is stored and watched as MODIFIED."""
+        if updated.get("spec") != current.get("spec"):
+            updated["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+        if dry_run:
+            return updated
+        if updated != current:
+            self.objects[key] = updated
+            self._bump("MODIFIED", key, updated)
+        return copy.deepcopy(updated)
 
     def replace_field(self, rtype: ResourceType, namespace: str, name: str, field: str, value: Any) -> dict[str, Any]:
         """Replace one top-level field wholesale (a controller writing status)."""
