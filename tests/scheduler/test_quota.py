@@ -110,6 +110,20 @@ def test_without_a_ledger_nothing_changes():
     assert decide("gang-fifo", 1.0, NODES, [], waiting).starts[0].placement == {"n0": 4, "n1": 4}
 
 
+def test_a_project_pushed_over_its_share_by_the_decision_keeps_its_running_job():
+    """Found by the property below: a (share 4, borrows) runs 4 GPUs; sieve starts a's two small jobs
+    (now over its share) and must not then stop a's running job to make room for b's job within b's share."""
+    shares = {"a": Share("a", gpus=4, can_borrow=True, can_lend=False),
+              "b": Share("b", gpus=6, can_borrow=False, can_lend=True),
+              "c": Share("c", gpus=2, can_borrow=False, can_lend=True)}
+    runs = [Running(job("r0", "a", 4, checkpoints=True), {"n0": 4}, 0.0)]
+    waiting = [Waiting(job(f"w{i}", p, g, 10.0 + i)) for i, (p, g) in enumerate(
+        [("c", 4), ("b", 4), ("c", 1), ("a", 1), ("a", 1), ("b", 4)])]
+    d = decide("sieve", 100.0, [Node("n0", 4), Node("n1", 4)], runs, waiting,
+               ledger=Ledger((8, 0.0, 0.0), shares, runs), max_preemptions=1)
+    assert d.preempt == [], d
+
+
 # ---- properties on random states ------------------------------------------------------------------------
 
 PROJECTS = ("a", "b", "c")
