@@ -5,7 +5,8 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { api, ApiError, describeError } from "../api";
 import { ConfirmDialog } from "../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../components/Field";
-import { ErrorBanner, Loading, PageHeader } from "../components/ui";
+import { ResourceTable, type Column } from "../components/ResourceTable";
+import { ErrorBanner, PageHeader } from "../components/ui";
 import { useAsync } from "../lib/useAsync";
 import { useProject, useSession } from "../session";
 import type { Member, MemberBody, MemberList, MemberRoleBody, ProjectRole } from "../types";
@@ -42,7 +43,7 @@ function MemberTable({ projectId, projectName, role }: { projectId: number; proj
   const [removing, setRemoving] = useState<Member | null>(null);
   const [removeError, setRemoveError] = useState<unknown>(null);
   const [notice, setNotice] = useState<ReactNode>(null);
-  const members = data ? sortMembers(data.items) : null;
+  const members = data ? sortMembers(data.items) : undefined;
 
   /** After a change to the signed-in user's own membership their role (or project) changes too. */
   const changed = async (member: Member, text: ReactNode) => {
@@ -77,6 +78,56 @@ function MemberTable({ projectId, projectName, role }: { projectId: number; proj
     }
   };
 
+  const columns: Column<Member>[] = [
+    {
+      header: "User", cell: (m) => (
+        <>
+          <strong>{m.username}</strong>
+          {m.user_id === me?.id && <span className="muted"> (you)</span>}
+        </>
+      ),
+    },
+    { header: "Role", cell: (m) => roleCell(m) },
+    {
+      header: "Actions", hiddenHeader: true, className: "row-actions", cell: (m) => (
+        <button type="button" className="danger" aria-label={`Remove ${m.username}`}
+          disabled={!canManage} title={reason ?? undefined}
+          aria-describedby={ids(!canManage && READONLY_NOTE)}
+          onClick={() => { setRemoveError(null); setRemoving(m); }}>
+          Remove
+        </button>
+      ),
+    },
+  ];
+
+  function roleCell(m: Member) {
+    const rowError = rowErrors[m.id];
+    const errorId = `member-${m.id}-error`;
+    const hintId = `member-${m.id}-hint`;
+    const lastOwner = isLastOwner(m, members ?? []);
+    const busy = pending?.id === m.id;
+    return (
+      <>
+        <div className="role-cell">
+          <select aria-label={`Role of ${m.username}`} value={pending && busy ? pending.role : m.role}
+            disabled={!canManage || busy} title={reason ?? undefined}
+            aria-invalid={Boolean(rowError)}
+            aria-describedby={ids(rowError ? errorId : null, lastOwner && hintId, !canManage && READONLY_NOTE)}
+            onChange={(e) => void changeRole(m, e.target.value as ProjectRole)}>
+            {ROLES.map((r) => <option key={r.role} value={r.role}>{r.label}</option>)}
+          </select>
+          {lastOwner && <span id={hintId} className="hint">the last owner</span>}
+        </div>
+        {rowError !== undefined && (
+          <span id={errorId} className="field-error" role="alert">
+            {rowError instanceof ApiError ? rowError.reasonFor("role") ?? describeError(rowError)
+              : describeError(rowError)}
+          </span>
+        )}
+      </>
+    );
+  }
+
   return (
     <section className="members-page" aria-labelledby="members-title">
       <PageHeader title={<span id="members-title">Members <span className="muted">of {projectName}</span></span>} />
@@ -84,61 +135,9 @@ function MemberTable({ projectId, projectName, role }: { projectId: number; proj
       {notice && <p className="notice" role="status">{notice}</p>}
       <AddMember url={url} canManage={canManage} reason={reason}
         onAdded={(member) => void changed(member, <>Added <strong>{member.username}</strong> as {member.role}.</>)} />
-      <ErrorBanner error={error} />
-      {!members ? (loading && <Loading what="Loading members" />) : (
-        <table className="data member-table">
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col"><span className="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => {
-              const rowError = rowErrors[m.id];
-              const errorId = `member-${m.id}-error`;
-              const hintId = `member-${m.id}-hint`;
-              const lastOwner = isLastOwner(m, members);
-              const busy = pending?.id === m.id;
-              return (
-                <tr key={m.id} data-member={m.username}>
-                  <td>
-                    <strong>{m.username}</strong>
-                    {m.user_id === me?.id && <span className="muted"> (you)</span>}
-                  </td>
-                  <td>
-                    <div className="role-cell">
-                      <select aria-label={`Role of ${m.username}`} value={pending && busy ? pending.role : m.role}
-                        disabled={!canManage || busy} title={reason ?? undefined}
-                        aria-invalid={Boolean(rowError)}
-                        aria-describedby={ids(rowError ? errorId : null, lastOwner && hintId, !canManage && READONLY_NOTE)}
-                        onChange={(e) => void changeRole(m, e.target.value as ProjectRole)}>
-                        {ROLES.map((r) => <option key={r.role} value={r.role}>{r.label}</option>)}
-                      </select>
-                      {lastOwner && <span id={hintId} className="hint">the last owner</span>}
-                    </div>
-                    {rowError !== undefined && (
-                      <span id={errorId} className="field-error" role="alert">
-                        {rowError instanceof ApiError ? rowError.reasonFor("role") ?? describeError(rowError)
-                          : describeError(rowError)}
-                      </span>
-                    )}
-                  </td>
-                  <td className="row-actions">
-                    <button type="button" className="danger" aria-label={`Remove ${m.username}`}
-                      disabled={!canManage} title={reason ?? undefined}
-                      aria-describedby={ids(!canManage && READONLY_NOTE)}
-                      onClick={() => { setRemoveError(null); setRemoving(m); }}>
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <ResourceTable list={{ rows: members, error, loading }} columns={columns} rowKey={(m) => m.id}
+        className="member-table" rowAttributes={(m) => ({ "data-member": m.username })}
+        loadingText="Loading members" empty={<>No members in {projectName}.</>} />
       <dl className="role-legend">
         {ROLES.map((r) => (
           <div key={r.role}><dt>{r.label}</dt><dd>{r.can}</dd></div>

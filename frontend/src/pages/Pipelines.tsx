@@ -2,6 +2,7 @@
 // In the first bundle: keep imports light (no graph libraries).
 import { useMemo, useState, type ReactNode } from "react";
 import { api, list, listAll } from "../api";
+import { Pager } from "../components/ResourceTable";
 import { ErrorBanner, Loading, PageHeader } from "../components/ui";
 import { Link } from "../router";
 import { useProject } from "../session";
@@ -89,13 +90,7 @@ function PipelineList({ projectId, projectName, canEdit }: { projectId: number; 
             onClone={(pipeline) => setOpen({ kind: "clone", pipeline })}
             onDelete={(pipeline) => setOpen({ kind: "delete", pipeline })} />
           {shown.pages > 1 && (
-            <nav className="pager" aria-label="Pages">
-              <button type="button" disabled={shown.page === 0} onClick={() => setPage(shown.page - 1)}>Previous</button>
-              <span>Page {shown.page + 1} of {shown.pages} ({matching.length} pipelines)</span>
-              <button type="button" disabled={shown.page >= shown.pages - 1} onClick={() => setPage(shown.page + 1)}>
-                Next
-              </button>
-            </nav>
+            <Pager page={shown.page} pages={shown.pages} setPage={setPage} total={`${matching.length} pipelines`} />
           )}
         </>
       )}

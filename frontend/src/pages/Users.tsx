@@ -1,10 +1,12 @@
 // Users, for admins (/api/v1/user/; the server refuses everyone else): create, deactivate and reactivate,
 // reset a password, the admin flag. Generated passwords are shown once; typed ones never shown back.
 import { useState, type ReactNode } from "react";
-import { api, listAll } from "../api";
+import { api } from "../api";
 import { ConfirmDialog } from "../components/Dialog";
-import { ErrorBanner, formatTime, Loading, PageHeader } from "../components/ui";
-import { useAsync } from "../lib/useAsync";
+import { ResourceTable, type Column } from "../components/ResourceTable";
+import { ErrorBanner, formatTime, PageHeader } from "../components/ui";
+import { useResourceList } from "../hooks/useResourceList";
+import { useRowActions } from "../hooks/useRowActions";
 import { useSession } from "../session";
 import type { User, UserUpdateBody } from "../types";
 import { displayName, filterUsers, selfLocks } from "./users/logic";
@@ -16,34 +18,72 @@ type Open =
   | { kind: "new" }
   | { kind: "password"; user: User }
   | { kind: "active"; user: User }
-  | { kind: "admin"; user: User }
-  | null;
+  | { kind: "admin"; user: User };
 
 export default function UsersPage() {
   const { me, refresh } = useSession();
-  const { data, error, loading, reload } = useAsync(() => listAll<User>("user", { order: "id" }), []);
+  const users = useResourceList<User>("user", { order: "id" });
   const [query, setQuery] = useState("");
-  const [open, setOpen] = useState<Open>(null);
-  const [actionError, setActionError] = useState<unknown>(null);
+  const rowActions = useRowActions<Open>(users.reload);
+  const { open, show, close } = rowActions;
   const [notice, setNotice] = useState<ReactNode>(null);
-  const users = data ? filterUsers(data, query) : null;
 
-  const show = (next: Open) => {
-    setActionError(null);
-    setOpen(next);
-  };
   const update = async (user: User, body: UserUpdateBody, text: ReactNode) => {
-    setActionError(null);
-    try {
-      await api<User>(`/api/v1/user/${user.id}`, { method: "PUT", body });
-      setOpen(null);
-      setNotice(text);
-      reload();
-      if (user.id === me?.id) await refresh();
-    } catch (err) {
-      setActionError(err);
-    }
+    if (!(await rowActions.run(() => api<User>(`/api/v1/user/${user.id}`, { method: "PUT", body })))) return;
+    setNotice(text);
+    if (user.id === me?.id) await refresh();
   };
+
+  const columns: Column<User>[] = [
+    {
+      header: "User", cell: (u) => (
+        <>
+          <strong>{u.username}</strong>
+          {u.id === me?.id && <span className="muted"> (you)</span>}
+        </>
+      ),
+    },
+    { header: "Name", cell: displayName },
+    { header: "Email", className: "email", cell: (u) => u.email },
+    { header: "Role", cell: (u) => (u.is_admin ? <span className="state badge-admin">admin</span> : "user") },
+    {
+      header: "Status", cell: (u) => (u.active ? <span className="state state-succeeded">active</span>
+        : <span className="state state-cancelled">deactivated</span>),
+    },
+    { header: "Last sign-in", className: "muted", cell: (u) => formatTime(u.last_login) },
+    { header: "Actions", hiddenHeader: true, className: "row-actions", cell: (u) => rowButtons(u) },
+  ];
+
+  function rowButtons(u: User) {
+    const locks = selfLocks(u, me?.id);
+    const lockId = `user-${u.id}-locks`;
+    return (
+      <>
+        {(locks.deactivate || locks.removeAdmin) && (
+          <span id={lockId} className="visually-hidden">{locks.deactivate} {locks.removeAdmin}</span>
+        )}
+        <button type="button" aria-label={`Reset the password of ${u.username}`}
+          onClick={() => show({ kind: "password", user: u })}>
+          Password
+        </button>
+        <button type="button" aria-label={u.is_admin ? `Remove the admin flag of ${u.username}` : `Make ${u.username} an admin`}
+          disabled={u.is_admin && Boolean(locks.removeAdmin)}
+          title={u.is_admin ? locks.removeAdmin ?? undefined : undefined}
+          aria-describedby={u.is_admin && locks.removeAdmin ? lockId : undefined}
+          onClick={() => show({ kind: "admin", user: u })}>
+          {u.is_admin ? "Remove admin" : "Make admin"}
+        </button>
+        <button type="button" className={u.active ? "danger" : undefined}
+          aria-label={`${u.active ? "Deactivate" : "Reactivate"} ${u.username}`}
+          disabled={u.active && Boolean(locks.deactivate)}
+          title={u.active ? locks.deactivate ?? undefined : undefined}
+          aria-describedby={u.active && locks.deactivate ? lockId : undefined}
+          onClick={() => show({ kind: "active", user: u })}>
+          {u.active ? "Deactivate" : "Reactivate"}
+        </button>
+      </>
+    );
+  }
 
   return (
     <section className="users-page" aria-labelledby="users-title">
@@ -53,84 +93,24 @@ export default function UsersPage() {
         <button type="button" className="primary" onClick={() => show({ kind: "new" })}>New user</button>
       </PageHeader>
       {notice && <p className="notice" role="status">{notice}</p>}
-      <ErrorBanner error={error} />
-      {!users ? (loading && <Loading what="Loading users" />) : users.length === 0 ? (
-        <div className="panel muted">No user matches “{query}”.</div>
-      ) : (
-        <table className="data user-table">
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">Last sign-in</th>
-              <th scope="col"><span className="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => {
-              const locks = selfLocks(u, me?.id);
-              const lockId = `user-${u.id}-locks`;
-              return (
-                <tr key={u.id} data-user={u.username} className={u.active ? undefined : "inactive"}>
-                  <td>
-                    <strong>{u.username}</strong>
-                    {u.id === me?.id && <span className="muted"> (you)</span>}
-                  </td>
-                  <td>{displayName(u)}</td>
-                  <td className="email">{u.email}</td>
-                  <td>{u.is_admin ? <span className="state badge-admin">admin</span> : "user"}</td>
-                  <td>
-                    {u.active ? <span className="state state-succeeded">active</span>
-                      : <span className="state state-cancelled">deactivated</span>}
-                  </td>
-                  <td className="muted">{formatTime(u.last_login)}</td>
-                  <td className="row-actions">
-                    {(locks.deactivate || locks.removeAdmin) && (
-                      <span id={lockId} className="visually-hidden">{locks.deactivate} {locks.removeAdmin}</span>
-                    )}
-                    <button type="button" aria-label={`Reset the password of ${u.username}`}
-                      onClick={() => show({ kind: "password", user: u })}>
-                      Password
-                    </button>
-                    <button type="button" aria-label={u.is_admin ? `Remove the admin flag of ${u.username}` : `Make ${u.username} an admin`}
-                      disabled={u.is_admin && Boolean(locks.removeAdmin)}
-                      title={u.is_admin ? locks.removeAdmin ?? undefined : undefined}
-                      aria-describedby={u.is_admin && locks.removeAdmin ? lockId : undefined}
-                      onClick={() => show({ kind: "admin", user: u })}>
-                      {u.is_admin ? "Remove admin" : "Make admin"}
-                    </button>
-                    <button type="button" className={u.active ? "danger" : undefined}
-                      aria-label={`${u.active ? "Deactivate" : "Reactivate"} ${u.username}`}
-                      disabled={u.active && Boolean(locks.deactivate)}
-                      title={u.active ? locks.deactivate ?? undefined : undefined}
-                      aria-describedby={u.active && locks.deactivate ? lockId : undefined}
-                      onClick={() => show({ kind: "active", user: u })}>
-                      {u.active ? "Deactivate" : "Reactivate"}
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <ResourceTable list={{ ...users, rows: users.rows && filterUsers(users.rows, query) }} columns={columns}
+        rowKey={(u) => u.id} className="user-table"
+        rowAttributes={(u) => ({ "data-user": u.username, className: u.active ? undefined : "inactive" })}
+        loadingText="Loading users" empty={<>No user matches “{query}”.</>} />
       {open?.kind === "new" && (
-        <NewUserDialog onClose={() => setOpen(null)} onCreated={(user) => {
+        <NewUserDialog onClose={close} onCreated={(user) => {
           setNotice(<>Created <strong>{user.username}</strong>.</>);
-          reload();
+          users.reload();
         }} />
       )}
       {open?.kind === "password" && (
-        <PasswordDialog user={open.user} onClose={() => setOpen(null)}
+        <PasswordDialog user={open.user} onClose={close}
           onDone={() => setNotice(<>Changed the password of <strong>{open.user.username}</strong>.</>)} />
       )}
       {open?.kind === "active" && (
         <ConfirmDialog title={`${open.user.active ? "Deactivate" : "Reactivate"} ${open.user.username}?`}
-          confirmLabel={open.user.active ? "Deactivate" : "Reactivate"} onClose={() => setOpen(null)}
-          error={<ErrorBanner error={actionError} />}
+          confirmLabel={open.user.active ? "Deactivate" : "Reactivate"} onClose={close}
+          error={<ErrorBanner error={rowActions.error} />}
           onConfirm={() => update(open.user, { active: !open.user.active },
             <><strong>{open.user.username}</strong> is {open.user.active ? "deactivated" : "active again"}.</>)}>
           {open.user.active
@@ -142,8 +122,8 @@ export default function UsersPage() {
       {open?.kind === "admin" && (
         <ConfirmDialog
           title={open.user.is_admin ? `Remove the admin flag of ${open.user.username}?` : `Make ${open.user.username} an admin?`}
-          confirmLabel={open.user.is_admin ? "Remove admin" : "Make admin"} onClose={() => setOpen(null)}
-          error={<ErrorBanner error={actionError} />}
+          confirmLabel={open.user.is_admin ? "Remove admin" : "Make admin"} onClose={close}
+          error={<ErrorBanner error={rowActions.error} />}
           onConfirm={() => update(open.user, { is_admin: !open.user.is_admin },
             <><strong>{open.user.username}</strong> is {open.user.is_admin ? "no longer an admin" : "an admin"}.</>)}>
           {open.user.is_admin

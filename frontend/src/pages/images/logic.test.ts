@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildBody, EMPTY_FORM, mergeLines, pollInterval, sourceLabel, words } from "./logic";
+import { nextReadIn } from "../../hooks/polling";
+import { buildBody, EMPTY_FORM, HISTORY_POLL, mergeLines, sourceLabel, words } from "./logic";
 
 describe("buildBody", () => {
   it("sends only the chosen source's fields", () => {
@@ -30,8 +31,8 @@ describe("log lines", () => {
 describe("helpers", () => {
   it("split words, poll fast while building, label sources", () => {
     expect(words(" a,b  c\n")).toEqual(["a", "b", "c"]);
-    expect(pollInterval([{ state: "succeeded" }, { state: "running" }])).toBe(2000);
-    expect(pollInterval([{ state: "failed" }])).toBe(15000);
+    expect(nextReadIn([{ state: "succeeded" }, { state: "running" }], HISTORY_POLL)).toBe(2000);
+    expect(nextReadIn([{ state: "failed" }], HISTORY_POLL)).toBe(15000);
     expect(sourceLabel({ source: "packages", packages: ["six"] })).toBe("1 package");
     expect(sourceLabel({ source: "dockerfile", packages: [] })).toBe("Dockerfile");
   });

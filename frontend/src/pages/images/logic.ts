@@ -1,5 +1,6 @@
 // The Images page's pure parts: the form's text fields into a request body, log lines merged as they
 // stream in, and how often the history is polled.
+import type { PollPolicy } from "../../hooks/polling";
 import type { BuildLogLine, BuildSource, ImageBuild, ImageBuildBody } from "../../types";
 
 export interface BuildForm {
@@ -55,10 +56,9 @@ export function isFinished(build: Pick<ImageBuild, "state">): boolean {
   return build.state === "succeeded" || build.state === "failed";
 }
 
-/** Poll the history every 2 s while a build is on its way, every 15 s otherwise. */
-export function pollInterval(builds: Pick<ImageBuild, "state">[]): number {
-  return builds.some((b) => !isFinished(b)) ? 2000 : 15000;
-}
+/** Poll the history every 2 s while a build is on its way, every 15 s otherwise (builds others ask for:
+ * a notebook's snapshot, the command line). */
+export const HISTORY_POLL: PollPolicy<Pick<ImageBuild, "state">> = { busy: (b) => !isFinished(b), busyMs: 2000, idleMs: 15000 };
 
 export function reference(build: Pick<ImageBuild, "repository" | "tag">): string {
   return `${build.repository}:${build.tag}`;

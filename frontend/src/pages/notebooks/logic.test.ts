@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Image, Notebook } from "../../types";
+import { nextReadIn } from "../../hooks/polling";
 import {
-  actions, createBody, EMPTY_FORM, formProblems, idleTime, imageChoices, openUrl, pollInterval, shortDuration,
+  actions, createBody, EMPTY_FORM, formProblems, idleTime, imageChoices, LIST_POLL, openUrl, shortDuration,
   stateClass, stateLabel,
 } from "./logic";
 
@@ -19,11 +20,12 @@ const image = (id: number, repository: string, tag: string, project_id: number |
 
 describe("states", () => {
   it("polls fast only while a notebook is on its way somewhere", () => {
-    expect(pollInterval([notebook(), notebook({ state: "stopped" })])).toBe(10000);
+    const every = (rows: Notebook[]) => nextReadIn(rows, LIST_POLL);
+    expect(every([notebook(), notebook({ state: "stopped" })])).toBe(10000);
     for (const state of ["pending", "pulling", "waiting", "stopping"] as const) {
-      expect(pollInterval([notebook(), notebook({ state })])).toBe(2000);
+      expect(every([notebook(), notebook({ state })])).toBe(2000);
     }
-    expect(pollInterval([])).toBe(10000);
+    expect(every([])).toBe(10000);
   });
   it("says what pulling and waiting mean", () => {
     expect(stateLabel("pulling")).toBe("preparing image");

@@ -1,5 +1,6 @@
 // The Notebooks page's rules, kept pure for tests: what each state means and allows, idle time, the
 // create form's checks (the server's rules, so errors show before a round trip) and its request body.
+import type { PollPolicy } from "../../hooks/polling";
 import type { Image, Notebook, NotebookBody, NotebookState, ProjectRole } from "../../types";
 
 /** States on their way somewhere: the list is polled faster while one is shown. */
@@ -9,10 +10,8 @@ const STOPPABLE: readonly NotebookState[] = ["pending", "pulling", "waiting", "r
 const STARTABLE: readonly NotebookState[] = ["stopped", "failed"];
 const WRITERS: readonly ProjectRole[] = ["developer", "owner"];
 
-/** Poll interval of the list: 2 s while something is moving, else 10 s (idle time, culling). */
-export function pollInterval(notebooks: readonly Notebook[]): number {
-  return notebooks.some((nb) => MOVING.includes(nb.state)) ? 2000 : 10000;
-}
+/** How the list is polled: every 2 s while something is moving, else every 10 s (idle time, culling). */
+export const LIST_POLL: PollPolicy<Notebook> = { busy: (nb) => MOVING.includes(nb.state), busyMs: 2000, idleMs: 10000 };
 
 /** Words for a state, as a badge says them. */
 export function stateLabel(state: NotebookState): string {

@@ -5,6 +5,8 @@
 import { useEffect, useMemo, useState } from "react";
 import { api, getCsrfToken, listAll, qs } from "../../api";
 import { ErrorBanner, Loading, PageHeader } from "../../components/ui";
+import type { PollPolicy } from "../../hooks/polling";
+import { useResourceList } from "../../hooks/useResourceList";
 import { useAsync } from "../../lib/useAsync";
 import { navigate, useLocation } from "../../router";
 import { useProject } from "../../session";
@@ -15,19 +17,16 @@ import { canaryOf, curlCommand, figureSeries, observedShares, sampleRequest, ver
 import "./services.css";
 
 const POLL_MS = 2000;
+/** Every service is live: its split and its versions' servers move under the controller. */
+const LIVE: PollPolicy<InferenceService> = { busy: () => true, busyMs: POLL_MS };
 
 export default function ServicesPage() {
   const project = useProject();
   const { search } = useLocation();
-  const services = useAsync(() => listAll<InferenceService>("inference_service", { project_id: project.id }),
-    [project.id]);
+  const services = useResourceList<InferenceService>("inference_service", { project_id: project.id }, { poll: LIVE });
   const versions = useAsync(() => listAll<ModelVersion>("model_version", { project_id: project.id }), [project.id]);
   const { reload } = services;
-  useEffect(() => {
-    const timer = window.setInterval(reload, POLL_MS);
-    return () => window.clearInterval(timer);
-  }, [reload]);
-  const list = services.data ?? [];
+  const list = services.rows ?? [];
   const chosen = Number(search.get("service")) || list[0]?.id;
   const service = list.find((s) => s.id === chosen);
   const byId = useMemo(() => new Map((versions.data ?? []).map((v) => [v.id, v])), [versions.data]);
@@ -36,7 +35,7 @@ export default function ServicesPage() {
     <section className="services-page" aria-labelledby="services-title">
       <PageHeader title={<span id="services-title">Services</span>} />
       <ErrorBanner error={services.error} />
-      {!services.data ? (services.loading && <Loading what="Loading services" />) : list.length === 0 ? (
+      {!services.rows ? (services.loading && <Loading what="Loading services" />) : list.length === 0 ? (
         <div className="panel muted">No inference services in {project.name} yet: deploy a version from the
           Models page.</div>
       ) : (
