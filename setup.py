@@ -28,6 +28,8 @@ INSTALL_REQUIRES = [
     "aiohttp>=3.9,<4",
     # myapp/sealed.py: secrets kept in SQL (webhook secrets, notebook tokens) are Fernet-encrypted.
     "cryptography>=42",
+    # myapp/api/base.py encodes list pages with it (datetimes, enums and embedded JSON text in C).
+    "orjson>=3.10,<4",
 ]
 
 TEST_REQUIRES = [

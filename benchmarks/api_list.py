@@ -66,6 +66,10 @@ def parse_args() -> argparse.Namespace:
                    help="admin URL of the server the database is created on")
     p.add_argument("--sqlite", action="store_true", help="the embedded default (SQLite in MYAPP_HOME) instead")
     p.add_argument("--keep", action="store_true", help="keep the database and the instance folder")
+    p.add_argument("--reuse", metavar="HOME", help="the instance folder a --keep run left: its database and user, "
+                   "not seeded again (A/B runs)")
+    p.add_argument("--server-root", type=Path, default=ROOT, help="the checkout the server runs from (A/B: a "
+                   "worktree of the old code)")
     p.add_argument("--quick", action="store_true", help="{pipelines} pipelines, {task_runs} task runs, "
                    "{clients} clients, {seconds:.0f} s per phase".format(**QUICK))
     args = p.parse_args()
@@ -230,7 +234,9 @@ def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.P
     # as given.
     cmd = [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
            "--workers", str(args.web_workers), "--threads", str(args.threads), args.app]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=log.open("w"), stderr=subprocess.STDOUT)
+    root = args.server_root.resolve()
+    env = os.environ | {"PYTHONPATH": str(root)}
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
@@ -443,6 +449,8 @@ def report(load: dict, health: dict, sql: dict[str, float]) -> int:
 
 def main() -> int:
     args = parse_args()
+    if args.reuse:
+        return main_reusing(args, Path(args.reuse))
     home = Path(tempfile.mkdtemp(prefix="myapp-bench-"))
     if args.sqlite:  # the embedded default: the database file in MYAPP_HOME
         name, db_url = "myapp.sqlite", f"sqlite:///{home / 'myapp.sqlite'}"
@@ -452,13 +460,39 @@ def main() -> int:
         admin_sql(args.pg, f'CREATE DATABASE "{name}"')
     os.environ.update(DATABASE_URL=db_url, MYAPP_HOME=str(home))
     os.environ.pop("REDIS_URL", None)
-    proc, status = None, 1
+    status = 1
     try:
         start = time.monotonic()
         ids = seed(args)
+        if args.keep:
+            (home / "bench.json").write_text(json.dumps({"name": name, "db_url": db_url, "ids": ids}))
         print(f"database {name}: {args.pipelines} pipelines, {args.task_runs // 2} pipeline runs, "
               f"{args.task_runs} task runs in {args.projects} projects, seeded in {time.monotonic() - start:.1f} s; "
               f"user is developer in {len(ids['member'])}")
+        status = measure(args, home, name, db_url, ids)
+    finally:
+        if args.keep:
+            print(f"\nkept: DATABASE_URL={db_url} MYAPP_HOME={home} (again: --reuse {home})")
+        else:
+            if not args.sqlite:
+                admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            shutil.rmtree(home, ignore_errors=True)
+    return status
+
+
+def main_reusing(args: argparse.Namespace, home: Path) -> int:
+    kept = json.loads((home / "bench.json").read_text())
+    args.sqlite = kept["db_url"].startswith("sqlite")
+    os.environ.update(DATABASE_URL=kept["db_url"], MYAPP_HOME=str(home))
+    os.environ.pop("REDIS_URL", None)
+    print(f"database {kept['name']} as a --keep run left it")
+    return measure(args, home, kept["name"], kept["db_url"], kept["ids"])
+
+
+def measure(args: argparse.Namespace, home: Path, name: str, db_url: str, ids: dict) -> int:
+    """Start the server, drive the lists and /health, report; the server is stopped before returning."""
+    proc, status = None, 1
+    try:
         port = free_port()
         proc = start_server(args, port, home / "gunicorn.log")
         base = f"http://127.0.0.1:{port}"
@@ -493,12 +527,6 @@ def main() -> int:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        if args.keep:
-            print(f"\nkept: DATABASE_URL={db_url} MYAPP_HOME={home}")
-        else:
-            if not args.sqlite:
-                admin_sql(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            shutil.rmtree(home, ignore_errors=True)
     return status
 
 

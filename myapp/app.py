@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import sqlalchemy as sa
@@ -57,10 +58,41 @@ def init_proxy(app: Flask) -> None:
 
 
 def init_database(app: Flask) -> None:
+    options = app.config.get("SQLALCHEMY_ENGINE_OPTIONS") or {}
+    ping = bool(options.get("pool_pre_ping"))
+    app.config["SQLALCHEMY_ENGINE_OPTIONS"] = {**options, "pool_pre_ping": False}  # done by _ping_when_idle
     db.init_app(app)
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             _sqlite_pragmas(db.engine)
+        if ping:
+            _ping_when_idle(db.engine)
+
+
+PING_AFTER_IDLE = 1.0  # seconds
+
+
+def _ping_when_idle(engine: sa.Engine) -> None:
+    """SQLAlchemy's pool_pre_ping, for connections idle in the pool for more than PING_AFTER_IDLE: a
+    connection handed back less than a second ago was working then, and a ping on every checkout was a
+    round trip (a wait for the database process's turn on a busy machine) on every request. A dead
+    connection is replaced as pool_pre_ping does (the pool retries on DisconnectionError)."""
+
+    @sa.event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn, record):
+        record.info["myapp_idle_since"] = time.monotonic()
+
+    @sa.event.listens_for(engine, "checkout")
+    def _checkout(dbapi_conn, record, _proxy):
+        since = record.info.get("myapp_idle_since")
+        if since is not None and time.monotonic() - since < PING_AFTER_IDLE:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            if engine.dialect.is_disconnect(exc, dbapi_conn, None):
+                raise sa.exc.DisconnectionError(str(exc)) from exc
+            raise
 
 
 def _sqlite_pragmas(engine: sa.Engine) -> None:

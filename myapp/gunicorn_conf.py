@@ -9,7 +9,11 @@ inherit MYAPP_WEB_THREADS, from which the app derives its stream cap.
 """
 import os
 
-worker_class = "gthread"
+from myapp.gunicorn_worker import assign_slot
+
+# gthread, accepting only while no other worker holds fewer connections (myapp/gunicorn_worker.py)
+worker_class = "myapp.gunicorn_worker.BalancedThreadWorker"
+pre_fork = assign_slot
 threads = int(os.environ.setdefault("MYAPP_WEB_THREADS", "128"))
 accesslog = "-"
 # gunicorn closes a connection idle for `keepalive` seconds (default 2); a client that reuses it just then
@@ -19,13 +23,10 @@ keepalive = 75
 # gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl): several
 # platforms on one machine (tests, a second instance) would take it from each other, and nothing here uses it.
 control_socket_disable = True
-# A keep-alive connection stays with the worker that accepted it, and one worker (one process, one core)
-# can end up holding most clients while another idles: 20/0 seen for 20 clients on 2 workers (the worker
-# whose process is on a core calls accept() first), which sets the lists' tail latency. Closing a
-# connection after KEEPALIVE_REQUESTS answers (as nginx's keepalive_requests does) sends its client back
-# to accept(), so a split is drawn again rather than kept for good; it does not even the workers out (a
-# reconnecting client mostly lands on the busy one again: benchmarks/README.md, api_list.py). The cost is
-# one TCP connect per that many requests; clients reconnect by themselves (HTTP/1.1 `Connection: close`).
+# A keep-alive connection stays with the worker that accepted it. The worker class evens out who accepts;
+# closing a connection after KEEPALIVE_REQUESTS answers (as nginx's keepalive_requests does) also sends
+# its client back to accept() now and then, so a split made while a worker was restarting does not last.
+# The cost is one TCP connect per that many requests; clients reconnect by themselves (`Connection: close`).
 KEEPALIVE_REQUESTS = max(1, int(os.environ.get("MYAPP_KEEPALIVE_REQUESTS", "100")))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import Flask, g, request
 from flask_appbuilder.security.sqla.manager import SecurityManager
-from flask_jwt_extended import JWTManager, get_current_user, get_jwt, verify_jwt_in_request
+from flask_jwt_extended import JWTManager, get_current_user, get_jwt, verify_jwt_in_request, view_decorators
 
 from .callers import caller, is_kept
 from .callers import install as install_callers
@@ -92,6 +92,25 @@ def keep_verified_tokens(manager: JWTManager) -> None:
         return dict(claims)
 
     manager._decode_jwt_from_config = decode  # type: ignore[method-assign]
+
+    # ... and then parses the verified token's header once more, for the blocklist and freshness checks
+    # (kept the same way; a module function, replaced once per process however many apps it makes).
+    parse_header = view_decorators.get_unverified_jwt_headers
+    if getattr(parse_header, "keeps_headers", False):
+        return
+    headers: dict[str, dict[str, Any]] = {}
+
+    def header(encoded_token: str) -> dict[str, Any]:
+        found = headers.get(encoded_token)
+        if found is None:
+            found = parse_header(encoded_token)
+            if len(headers) >= VERIFIED_TOKENS_KEPT:
+                headers.clear()
+            headers[encoded_token] = found
+        return dict(found)
+
+    header.keeps_headers = True  # type: ignore[attr-defined]
+    view_decorators.get_unverified_jwt_headers = header
 
 
 def install_request_auth(app: Flask) -> None:

@@ -1,11 +1,17 @@
 """The web server's settings (myapp/gunicorn_conf.py), on a real gunicorn: a keep-alive connection is
-closed after KEEPALIVE_REQUESTS answers, so a client cannot stay on one worker for good."""
+closed after KEEPALIVE_REQUESTS answers, so a client cannot stay on one worker for good, and the workers
+take new connections in turn (myapp/gunicorn_worker.py)."""
 from __future__ import annotations
 
 import http.client
 import subprocess
 import sys
+import time
+from types import SimpleNamespace
 
+import psutil
+
+from myapp import gunicorn_worker
 from tests.support import free_port, healthy, platform_environment, wait_until
 
 
@@ -32,3 +38,82 @@ def test_a_kept_alive_connection_is_closed_after_its_share_of_requests(tmp_path)
         finally:
             server.terminate()
             server.wait(30)
+
+
+def _connections_per_worker(server: subprocess.Popen, port: int) -> list[int]:
+    counts = []
+    for worker in psutil.Process(server.pid).children():
+        counts.append(sum(1 for c in worker.net_connections("tcp")
+                          if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
+    return sorted(counts)
+
+
+def test_workers_take_turns_at_new_connections(tmp_path):
+    """Kept-alive clients connecting one after another end up evenly on the workers (myapp/gunicorn_worker.py),
+    not mostly on the one that happens to call accept() first. A worker still loading the app holds no
+    one back, so the clients connect again until both workers are up (a split drawn meanwhile is uneven)."""
+    port = free_port()
+    with platform_environment(tmp_path) as env:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
+             "--workers", "2", "myapp.wsgi:app"],
+            env=env | {"MYAPP_WEB_THREADS": "4"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        splits = []
+
+        def even_split() -> bool:
+            clients = []
+            try:
+                for _ in range(12):
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                    clients.append(conn)
+                    conn.request("GET", "/health")
+                    resp = conn.getresponse()
+                    assert resp.status == 200 and resp.read() and not resp.will_close
+                splits.append(_connections_per_worker(server, port))
+                return splits[-1] == [6, 6]
+            finally:
+                for conn in clients:
+                    conn.close()
+
+        try:
+            wait_until(lambda: healthy(f"http://127.0.0.1:{port}"), what="gunicorn answering /health", timeout=60)
+            wait_until(even_split, what=lambda: f"an even split, not {splits}", timeout=60)
+            for _ in range(3):  # once both workers are up, every split is even
+                assert even_split(), splits
+        finally:
+            server.terminate()
+            server.wait(30)
+
+
+class _Worker:
+    myapp_slot: int | None = None
+
+
+def test_only_live_workers_with_fewer_connections_hold_a_worker_back():
+    server = SimpleNamespace(WORKERS={})
+    workers = []
+    for pid in (101, 102, 103):
+        worker = _Worker()
+        gunicorn_worker.assign_slot(server, worker)
+        server.WORKERS[pid] = worker
+        workers.append(worker)
+    assert [w.myapp_slot for w in workers] == [0, 1, 2]
+    now = time.monotonic()
+
+    def publish(worker: _Worker, pid: int, count: int, stamp: float) -> None:
+        gunicorn_worker._SLOT.pack_into(gunicorn_worker._table, (worker.myapp_slot or 0) * gunicorn_worker._SLOT.size,
+                                        pid, count, stamp)
+
+    publish(workers[0], 101, 5, now)
+    publish(workers[1], 102, 3, now)
+    publish(workers[2], 103, gunicorn_worker.GONE, now)  # stopping or full
+    assert not gunicorn_worker.least_loaded(0, 5, now)  # worker 102 holds fewer
+    assert gunicorn_worker.least_loaded(1, 3, now)
+    assert gunicorn_worker.least_loaded(1, 4, now - 1)  # equal or fewer: 103 does not count
+    publish(workers[1], 102, 3, now - gunicorn_worker.STALE - 1)  # 102 stopped publishing (dead or stuck)
+    assert gunicorn_worker.least_loaded(0, 5, now)
+    del server.WORKERS[102]  # a new worker takes the slot of one that is gone
+    replacement = _Worker()
+    gunicorn_worker.assign_slot(server, replacement)
+    assert replacement.myapp_slot == 1
+    assert gunicorn_worker.least_loaded(0, 5, now)  # a slot just assigned holds no one back

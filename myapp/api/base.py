@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import orjson
 import sqlalchemy as sa
 from flask import Response, current_app, jsonify, request
 from flask_appbuilder.api import BaseApi
@@ -22,7 +23,7 @@ from marshmallow import Schema
 from ..extensions import db
 from ..models import Project, ProjectRole
 from ..plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from .counts import count_of
+from .counts import count_of, count_params
 from .errors import FieldError, NotFound
 from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
 from .responses import ref as schema_ref
@@ -108,22 +109,32 @@ def row_encoder(model: Any, keys: tuple[str, ...]) -> Any:
     return encode
 
 
-def counted_page(model: Any, keys: tuple[str, ...], conditions: list[sa.ColumnElement],
-                 ordering: list[sa.ColumnElement], page: int, page_size: int,
-                 count: sa.ScalarSelect) -> tuple[int, list[Any]]:
-    """The count (counts.count_of) and one page of the rows the conditions select (rows of
-    table_columns(model, keys)), in one statement: the count rides on every row of the page as an
-    uncorrelated scalar subquery, which the database evaluates once. One round trip and one snapshot
-    instead of two; only a page past the end (no row to carry it) asks for the count alone."""
-    rows = db.session.execute(sa.select(*table_columns(model, keys), count.label("_total")).where(*conditions)
-                              .order_by(*ordering).limit(page_size).offset(page * page_size)).all()
-    if rows:
-        return rows[0][-1], rows
-    return db.session.scalar(sa.select(count)), rows
+@functools.cache
+def json_columns(model: Any, keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(key for key in keys if isinstance(table_column(model, key).type, sa.JSON))
 
 
-def json_page(count: int, page: int, page_size: int, items: list[str]) -> Response:
-    body = f'{{"count":{count},"page":{page},"page_size":{page_size},"items":[{",".join(items)}]}}\n'
+def encode_rows(model: Any, keys: tuple[str, ...], rows: list[Any]) -> bytes:
+    """The JSON array of what present() gives for rows of table_columns(model, keys), by orjson, which
+    converts datetimes (naive ones are UTC, as stored) and enums as to_json_value does; JSON columns' text
+    is embedded as it is. What orjson refuses (a string with a lone surrogate) goes through json."""
+    raw = json_columns(model, keys)
+    items = []
+    for row in rows:
+        item = dict(zip(keys, row, strict=False))  # a counted page's rows end with the count
+        for key in raw:
+            if item[key] is not None:
+                item[key] = orjson.Fragment(item[key])
+        items.append(item)
+    try:
+        return orjson.dumps(items, option=orjson.OPT_NAIVE_UTC)
+    except orjson.JSONEncodeError:
+        return f"[{','.join(map(row_encoder(model, keys), rows))}]".encode()
+
+
+def json_page(count: int, page: int, page_size: int, items: bytes) -> Response:
+    """items: a JSON array (encode_rows)."""
+    body = b'{"count":%d,"page":%d,"page_size":%d,"items":%s}\n' % (count, page, page_size, items)
     return current_app.response_class(body, mimetype="application/json")
 
 
@@ -285,24 +296,60 @@ class ResourceApi(BaseApi):
             raise FieldError(name, reason) from exc
         return raw
 
-    def _page_args(self) -> tuple[int, int, list[sa.ColumnElement]]:
+    def _page_args(self) -> tuple[int, int, str]:
         page = bounded_int(request.args, "page", 0, 0, 10**9)
         page_size = bounded_int(request.args, "page_size", 25, 1, MAX_PAGE_SIZE)
         order = request.args.get("order", "-id")
-        name = order.lstrip("-")
-        if name not in self.orders:
+        if order.lstrip("-") not in self.orders:
             raise FieldError("order", f"must be one of {', '.join(self.orders)} (prefix - for descending)")
-        column = table_column(self.model, name)
+        return page, page_size, order
+
+    # (API class, filter names, order, scoped) -> (the page, the count alone); shapes are few (filters x orders)
+    _list_statements: ClassVar[dict[tuple[Any, ...], tuple[sa.Select, sa.Select]]] = {}
+
+    def list_statements(self, names: tuple[str, ...], order: str, scoped: bool) -> tuple[sa.Select, sa.Select]:
+        """The statements of a list of this shape, every value a bind parameter (list_params): built once
+        per shape and process, so a request neither builds nor compiles SQL (SQLAlchemy's compiled cache
+        keys on the statement, whose cache key it memoizes). Not kept for an API with scope conditions of
+        its own (they may hold values).
+
+        A list whose present() reads only columns selects plain rows with the count (counts.count_of) on
+        every row of the page as an uncorrelated scalar subquery, which the database evaluates once: one
+        round trip and one snapshot instead of two; only a page past the end (no row to carry it) asks
+        for the count alone."""
+        own_scope = type(self).scope_conditions is not ResourceApi.scope_conditions
+        key = (type(self), names, order, scoped)
+        found = None if own_scope else self._list_statements.get(key)
+        if found is not None:
+            return found
+        if own_scope:
+            conditions = self.scope_conditions()
+        elif scoped:
+            scope_column = table_column(self.model, "id" if self.model is Project else "project_id")
+            conditions = [scope_column.in_(sa.bindparam("scope_projects", expanding=True))]
+        else:
+            conditions = []
+        conditions += [table_column(self.model, name) == sa.bindparam(f"f_{name}") for name in names]
+        count = count_of(self.model, names, scoped, conditions)
+        column = table_column(self.model, order.lstrip("-"))
         ordering = [column.desc() if order.startswith("-") else column.asc()]
-        if name != "id":
+        if column.key != "id":
             ordering.append(table_column(self.model, "id").desc())  # stable pages
-        return page, page_size, ordering
+        if self.presents_columns():
+            cols = self.columns or column_names(self.model)
+            page: sa.Select = sa.select(*table_columns(self.model, cols), count.label("_total"))
+        else:
+            page = sa.select(self.model)
+        found = (page.where(*conditions).order_by(*ordering)
+                 .limit(sa.bindparam("page_limit")).offset(sa.bindparam("page_offset")), sa.select(count))
+        if not own_scope:
+            self._list_statements[key] = found
+        return found
 
     @route("/", summary="List, newest first; filter with ?field=value, page with ?page=&page_size=",
            response="page")
     def get_list(self):
-        page, page_size, ordering = self._page_args()
-        conditions = self.scope_conditions()
+        page, page_size, order = self._page_args()
         filters = self.filters
         if self.scope == "project" and self.model is not Project and "project_id" not in filters:
             filters = ("project_id", *filters)  # every project-owned list filters by project
@@ -314,19 +361,23 @@ class ResourceApi(BaseApi):
                 allowed = ", ".join(("page", "page_size", "order", *filters))
                 raise FieldError(name, f"unknown query parameter; allowed: {allowed}")
             given[name] = self._filter_value(name, raw)
-            conditions.append(table_column(self.model, name) == given[name])
-        count = count_of(self.model, given, self.scope_projects(), conditions)
-        cols = self.columns or column_names(self.model)
+        projects = self.scope_projects()
+        page_query, count_query = self.list_statements(tuple(sorted(given)), order, projects is not None)
+        params = {"page_limit": page_size, "page_offset": page * page_size, "scope_projects": projects,
+                  **{f"f_{name}": value for name, value in given.items()},
+                  **count_params(self.model, given, projects)}
         if self.presents_columns():
             # Plain rows encoded straight to JSON, not ORM entities through present(): the same answer
             # (tests/api/test_lists.py) at a fraction of the cost (no identity map, no instance state).
-            total, rows = counted_page(self.model, cols, conditions, ordering, page, page_size, count)
-            return json_page(total, page, page_size, list(map(row_encoder(self.model, cols), rows)))
+            connection = db.session.connection()  # Core statements: the ORM's execution path adds nothing
+            rows = connection.execute(page_query, params).all()
+            total = rows[0][-1] if rows else connection.scalar(count_query, params)
+            items = encode_rows(self.model, self.columns or column_names(self.model), rows)
+            return json_page(total, page, page_size, items)
         # present() reads more than columns: ORM entities, after the count (one statement each).
-        total = db.session.scalar(sa.select(count))
-        query = sa.select(self.model).where(*conditions).order_by(*ordering).limit(page_size).offset(page * page_size)
-        items = [self.present(obj) for obj in db.session.scalars(query)]
-        return jsonify(count=total, page=page, page_size=page_size, items=items)
+        total = db.session.scalar(count_query, params)
+        return jsonify(count=total, page=page, page_size=page_size,
+                       items=[self.present(obj) for obj in db.session.scalars(page_query, params)])
 
     @route("/<int:pk>", summary="Get one by id", response="model")
     def get(self, pk: int):
