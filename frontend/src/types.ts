@@ -77,6 +77,7 @@ export type QuotaBody = Schemas["Quota"];
 export type Project = Schemas["ProjectOut"];
 export type Cluster = Schemas["ClusterOut"];
 export type ClusterKind = Cluster["kind"];
+export type ServingEngine = Cluster["serving_engine"];
 export type Toleration = Schemas["Toleration"];
 /** cpu and memory as Kubernetes quantity strings, also given in canonical units. */
 export type ResourceGroup = Schemas["ResourceGroupOut"];

@@ -27,11 +27,12 @@ from ..models import (
     PipelineRun,
     Project,
     ProjectRole,
+    ResourceGroup,
     ServiceState,
     TaskRun,
 )
 from ..plain_data import INT64_MAX, NonFinite, problem
-from ..serving import prometheus, store
+from ..serving import placement, prometheus, storage, store
 from ..serving import traffic as split
 from ..serving.router_client import RouterUnavailable, control, forward, router_token
 from . import pipelines
@@ -165,6 +166,7 @@ class ModelVersionApi(ResourceApi):
 
     def before_save(self, obj: ModelVersion, data: dict, creating: bool) -> None:
         if creating:
+            storage.check_uri(obj.uri)
             _check_outputs_uri(obj.uri, obj.project_id)
         if "stage" in data:
             obj.stage = ModelStage(data["stage"])
@@ -236,6 +238,7 @@ class InferenceServiceSchema(StrictSchema):
     project_id = Int(1, required=True)
     name = DnsLabel(required=True)
     model_version_id = Int(1, required=True)
+    resource_group_id = Int(1, allow_none=True)  # its cluster runs it; none: the platform's default backend
     min_replicas = Int(0, 100)
     max_replicas = Int(1, 100)
     resources = fields.Nested(ResourcesSchema)
@@ -284,10 +287,11 @@ class InferenceServiceApi(ResourceApi):
     label = "inference service"
     parent = ("project_id", Project)
     refs = {"model_version_id": Ref(ModelVersion, "model version"),
-            "shadow_version_id": Ref(ModelVersion, "model version")}
+            "shadow_version_id": Ref(ModelVersion, "model version"),
+            "resource_group_id": Ref(ResourceGroup, "resource group", same_project=False)}
     filters = ("project_id", "name", "state")
     orders = ("id", "name")
-    immutable = ("name", "model_version_id")
+    immutable = ("name", "model_version_id", "resource_group_id")
     output_fields = SERVICE_OUT
 
     def present(self, obj: Any) -> dict[str, Any]:
@@ -308,6 +312,8 @@ class InferenceServiceApi(ResourceApi):
         return db.session.scalar(sa.select(ModelVersion.name).where(ModelVersion.id == obj.model_version_id)) or ""
 
     def before_save(self, obj: InferenceService, data: dict, creating: bool) -> None:
+        # Read before any query here autoflushes the change (and with it the attribute's history).
+        metric_before = next(iter(sa.inspect(obj).attrs.autoscale_metric.history.deleted), None)
         model = self._model(obj)
         if "traffic" in data or creating:
             given = data.get("traffic") or {str(obj.model_version_id): 100}
@@ -319,7 +325,34 @@ class InferenceServiceApi(ResourceApi):
         if obj.shadow_version_id is not None and "shadow_version_id" in data:
             info = self._versions({obj.shadow_version_id})[obj.shadow_version_id]
             split.check_version("shadow_version_id", obj.shadow_version_id, info, obj.project_id, model)
+        self._check_placement(obj, metric_before)
         self._changed(obj)
+
+    def _check_placement(self, obj: InferenceService, metric_before: str | None = None) -> None:
+        """What the service's cluster cannot do, refused before anything is stored (400 naming the field)."""
+        cluster = placement.service_cluster(obj)
+        wanted = split.wanted_versions(obj.traffic, obj.shadow_version_id) | {obj.model_version_id}
+        if placement.runs_locally(cluster):
+            for vid, uri in db.session.execute(sa.select(ModelVersion.id, ModelVersion.uri)
+                                               .where(ModelVersion.id.in_(wanted))).all():
+                if storage.is_remote(uri):
+                    raise FieldError("uri", f"model version {vid} is at {storage.scheme(uri)}://, which only a "
+                                            "Kubernetes cluster fetches; this service runs locally (give it a "
+                                            "resource_group_id on a Kubernetes cluster)")
+            return
+        if placement.engine(cluster) != "kserve":
+            return
+        if obj.autoscale_metric == "gpu" and not (cluster and cluster.prometheus_url):
+            raise FieldError("autoscale_metric", "KServe scales on GPU utilisation through KEDA from the cluster's "
+                                                 "Prometheus, and this cluster has no prometheus_url (cpu or rps)")
+        if metric_before and (metric_before == "gpu") != (obj.autoscale_metric == "gpu"):
+            # KEDA (an annotation, autoScaling) and KServe's own autoscaler (scaleMetric) do not replace each
+            # other in place: a merge patch keeps the other's keys.
+            raise FieldError("autoscale_metric", f"KServe cannot switch this service between {metric_before} and "
+                                                 f"{obj.autoscale_metric} in place (KEDA against its own "
+                                                 "autoscaler): deploy a new service")
+        if sum(1 for w in obj.traffic.values() if w > 0) > 2:
+            raise FieldError("traffic", "KServe splits between the stable version and one canary only")
 
     def _changed(self, obj: InferenceService) -> None:
         """A new desired state: the worker looks at it now."""
@@ -338,6 +371,7 @@ class InferenceServiceApi(ResourceApi):
         move(obj)
         obj.traffic = split.check_split(obj.traffic, self._versions({int(k) for k in obj.traffic}), obj.project_id,
                                         self._model(obj))
+        self._check_placement(obj)
         self._changed(obj)
         return jsonify(self.present(obj))
 
@@ -405,7 +439,8 @@ class InferenceServiceApi(ResourceApi):
         except RouterUnavailable:
             pass  # restarting: its figures are gone with it
         obj = self.load(pk)
-        base_url = current_app.config.get("MYAPP_PROMETHEUS_URL")
+        cluster = placement.service_cluster(obj)  # its cluster's Prometheus, else the platform's
+        base_url = (cluster.prometheus_url if cluster else None) or current_app.config.get("MYAPP_PROMETHEUS_URL")
         if base_url and obj.url and not obj.url.startswith("http://127.0.0.1:"):  # on Kubernetes: Istio's counts
             project = db.session.get(Project, obj.project_id)
             numbers = dict(db.session.execute(sa.select(ModelVersion.id, ModelVersion.version).where(

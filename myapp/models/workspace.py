@@ -125,6 +125,9 @@ class InferenceService(IdMixin, TimestampMixin, Model):
     project_id: Mapped[int] = mapped_column(sa.Integer, nullable=False, index=True)
     name: Mapped[str] = mapped_column(sa.String(63), nullable=False)
     model_version_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    # Where it runs (its cluster's backend and serving engine); none: the platform's default backend.
+    # A plain integer like project_id: the resource groups API refuses to delete a group a service uses.
+    resource_group_id: Mapped[int | None] = mapped_column(sa.Integer, index=True)
     min_replicas: Mapped[int] = mapped_column(sa.Integer, default=1, nullable=False)
     max_replicas: Mapped[int] = mapped_column(sa.Integer, default=1, nullable=False)
     resources: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)

@@ -10,11 +10,15 @@ between the submit and the commit leaves a key the next pass resolves (submit ad
 stops it if it is not wanted any more): nothing is orphaned. Platform restarts lose nothing: the
 local jobs run under their own supervisors and the pass re-adopts them from the stored references.
 
-Where KServe is installed (``kserve``: the worker's ``MYAPP_SERVING_KSERVE``), a Kubernetes service is one
-KServe InferenceService instead (key ``kserve``): its predictor is the newest weighted version with its
-weight as ``canaryTrafficPercent`` (KServe sends the rest to the revision it last rolled out), patched in
-place on each change, running once its Ready condition is True. KServe has no mirror and splits between
-two revisions only: a shadow or a third weighted version fails the service with that reason.
+On a cluster whose serving engine is KServe (``Cluster.serving_engine``, the service's resource group's
+cluster), a service is one KServe InferenceService instead (key ``kserve``): its predictor is the newest
+weighted version with its weight as ``canaryTrafficPercent`` (KServe sends the rest to the revision it last
+rolled out), patched in place on each change, running once its Ready condition is True. KServe splits
+between two revisions only (a third weighted version fails the service with that reason) and mirrors
+nothing: a shadow is its own InferenceService (``kserve-shadow``) behind a front of the platform's
+(``mirror``: Service + VirtualService ``<service>-mirror``, the service's URL while it exists). An engine
+changed under a running service is the same as any change: the new objects first, the old ones retired once
+the new ones answer.
 """
 from __future__ import annotations
 
@@ -26,11 +30,12 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
+from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError, Status
 from ..extensions import db
-from ..models import InferenceService, ModelVersion, Project, ServiceState, utcnow
+from ..models import Cluster, InferenceService, ModelVersion, Project, ServiceState, utcnow
 from ..rendering import RenderError
 from . import manifests
+from .placement import service_cluster, service_engine
 from .router_client import RouterUnavailable, control, router_token
 from .traffic import router_routes, wanted_versions
 
@@ -38,6 +43,8 @@ log = logging.getLogger(__name__)
 ROUTER = "router"
 TRAFFIC = "traffic"
 KSERVE = "kserve"
+KSERVE_SHADOW = "kserve-shadow"
+MIRROR = "mirror"
 SETTLED_CHECK = dt.timedelta(seconds=30)  # a running service is looked at this often (re-adopt, restart)
 CONVERGING_CHECK = dt.timedelta(seconds=1)
 FAILED_CHECK = dt.timedelta(seconds=10)
@@ -61,11 +68,11 @@ def version_key(version_id: int) -> str:
 
 class ServingController:
     def __init__(self, backend_for: Callable[[InferenceService], Backend], secret_key: str,
-                 archive: LogArchive | None = None, kserve: bool = False):
+                 archive: LogArchive | None = None, engine_for: Callable[[InferenceService], str] | None = None):
         self.backend_for = backend_for
         self.secret_key = secret_key
         self.archive = archive
-        self.kserve = kserve  # Kubernetes services as KServe InferenceServices (KServe installed there)
+        self.engine_for = engine_for or service_engine  # "kserve": KServe InferenceServices (installed there)
 
     # ---- one pass ----------------------------------------------------------------------------
     def reconcile(self, service_id: int) -> bool:
@@ -96,14 +103,16 @@ class ServingController:
         ids = wanted_versions(service.traffic, service.shadow_version_id) if not service.deleting else set()
         rows = db.session.scalars(sa.select(ModelVersion).where(ModelVersion.id.in_(
             ids | {service.model_version_id} | {int(k[1:]) for k in service.jobs if k.startswith("v")}))).all()
-        p = Pass(service, self.backend_for(service), _spec(service, project), {v.id: v for v in rows}, [])
-        kserve = self.kserve and p.backend.name != "local"
+        cluster = service_cluster(service)
+        p = Pass(service, self.backend_for(service), _spec(service, project, cluster), {v.id: v for v in rows}, [])
+        kserve = self.engine_for(service) == "kserve" and p.backend.name != "local"
         if kserve:
             routed = self._kserve(p)
+            keep = {KSERVE} | ({KSERVE_SHADOW, MIRROR} if _mirrored(service) else set())
         else:
             self._versions(p, ids)
             routed = self._route(p, ids)
-        keep = {KSERVE} if kserve else {version_key(v) for v in ids} | {ROUTER, TRAFFIC}
+            keep = {version_key(v) for v in ids} | {ROUTER, TRAFFIC}
         if routed or service.deleting:
             self._retire(p, set() if service.deleting else keep)
         settled = self._finish(p, keep, routed)
@@ -241,50 +250,75 @@ class ServingController:
         return True
 
     def _kserve(self, p: Pass) -> bool:
-        """The service as one KServe InferenceService; True once it is Ready."""
+        """The service as one KServe InferenceService (and a shadow's own with the mirroring front); True
+        once the traffic goes where the row says."""
         service = p.service
         if service.deleting:
             return False
         weighted = {int(k): w for k, w in service.traffic.items() if w > 0}
         canaries = sorted(v for v in weighted if v != service.model_version_id)
-        if service.shadow_version_id or len(canaries) > 1:
-            p.problems.append("KServe serves the stable version and at most one canary, and mirrors nothing: "
-                              "remove the shadow or the third version")
+        if len(canaries) > 1:
+            p.problems.append("KServe serves the stable version and at most one canary: remove the third version")
             p.failed = True
             return False
         newest = canaries[0] if canaries else service.model_version_id
-        row = p.versions.get(newest)
-        if row is None:
-            p.problems.append(f"model version {newest} no longer exists")
-            p.failed = True
+        shadow = _mirrored(service)
+        for vid in (newest, shadow):
+            if vid is not None and vid not in p.versions:
+                p.problems.append(f"model version {vid} no longer exists")
+                p.failed = True
+                return False
+        labels = {vid: f"v{p.versions[vid].version}" if vid in p.versions else f"version {vid}" for vid in weighted}
+        current = self._kserve_object(p, KSERVE, functools.partial(
+            manifests.kserve, p.spec, _version_spec(p.versions[newest]), weighted.get(newest, 100)))
+        status = {str(vid): _server_status(current, labels[vid]) for vid in weighted}
+        shadowed = None
+        if shadow is not None:
+            shadowed = self._kserve_object(p, KSERVE_SHADOW, functools.partial(
+                manifests.kserve, p.spec, _version_spec(p.versions[shadow]), shadow=True))
+            status[str(shadow)] = _server_status(shadowed, f"v{p.versions[shadow].version}")
+        service.versions_status = status
+        if current is None or current.state != JobState.RUNNING or not current.url:
             return False
-        render = functools.partial(manifests.kserve, p.spec, _version_spec(row), weighted.get(newest, 100))
-        entry = service.jobs.get(KSERVE)
-        if entry and "backend" in entry and entry.get("generation") == service.generation:
+        if shadow is None:
+            service.url = current.url
+            return True
+        if shadowed is None or shadowed.state != JobState.RUNNING:
+            return False  # the copies start once the shadow answers (the primary serves meanwhile)
+        entry = service.jobs.get(MIRROR)
+        if not (entry and entry.get("generation") == service.generation and "backend" in entry):
+            ref = self._submit_or_patch(p, MIRROR, entry,
+                                        functools.partial(manifests.mirror, p.spec, service.mirror_percent))
+            if ref is None:
+                return False
+            self._save_jobs(service, {**service.jobs, MIRROR: {**ref.as_dict(), "generation": service.generation}})
+        service.url = f"http://{p.spec.name}-{manifests.MIRROR}.{p.spec.namespace}.svc.cluster.local"
+        return True
+
+    def _kserve_object(self, p: Pass, key: str, render: Callable[[], list[dict]]) -> Status | None:
+        """One InferenceService submitted (or patched in place) once per generation, and its status."""
+        entry = p.service.jobs.get(key)
+        if entry and "backend" in entry and entry.get("generation") == p.service.generation:
             ref: JobRef | None = JobRef.from_dict(entry)
         else:
-            ref = self._submit_or_patch(p, KSERVE, entry, render)
+            ref = self._submit_or_patch(p, key, entry, render)
         if ref is None:
-            return False
-        self._save_jobs(service, {**service.jobs, KSERVE: {**ref.as_dict(), "generation": service.generation}})
+            return None
+        self._save_jobs(p.service, {**p.service.jobs, key: {**ref.as_dict(), "generation": p.service.generation}})
         try:
             current = p.backend.status(ref)
         except BackendError as exc:
-            p.problems.append(f"{KSERVE}: status unknown: {exc}")
-            return False
-        labels = {vid: f"v{p.versions[vid].version}" if vid in p.versions else f"version {vid}" for vid in weighted}
-        service.versions_status = {str(vid): {"state": current.state.value, "reason": current.reason,
-                                              "url": current.url, "label": labels[vid]} for vid in weighted}
+            p.problems.append(f"{key}: status unknown: {exc}")
+            return None
         if current.state in DEAD:  # deleted outside the platform: submitted again by the next pass
-            p.problems.append(f"the InferenceService ended ({current.state.value}: {current.reason}); restarting")
-            self._stop(p, KSERVE, ref)
-            return False
+            p.problems.append(f"{key}: the InferenceService ended ({current.state.value}: {current.reason}); "
+                              "restarting")
+            self._stop(p, key, ref)
+            return None
         if current.state != JobState.RUNNING or not current.url:
-            p.problems.append("waiting for the InferenceService to be ready" + (f": {current.reason}"
-                                                                                  if current.reason else ""))
-            return False
-        service.url = current.url
-        return True
+            p.problems.append(f"{key}: waiting for the InferenceService to be ready"
+                              + (f": {current.reason}" if current.reason else ""))
+        return current
 
     def _retire(self, p: Pass, keep: set[str]) -> None:
         for key in sorted(set(p.service.jobs) - keep):
@@ -298,9 +332,12 @@ class ServingController:
                     render = functools.partial(manifests.model_server, p.spec, _version_spec(row))
                 elif key == ROUTER:
                     render = functools.partial(manifests.router, p.spec)
-                elif key == KSERVE and p.service.model_version_id in p.versions:  # its name is the service's
+                elif key in (KSERVE, KSERVE_SHADOW) and p.service.model_version_id in p.versions:  # the name matters
                     render = functools.partial(manifests.kserve, p.spec,
-                                               _version_spec(p.versions[p.service.model_version_id]))
+                                               _version_spec(p.versions[p.service.model_version_id]),
+                                               shadow=key == KSERVE_SHADOW)
+                elif key == MIRROR:
+                    render = functools.partial(manifests.mirror, p.spec, 100)
                 elif key == TRAFFIC:  # only its objects' names matter (the service's): adopted to be deleted
                     split = {int(k): w for k, w in p.service.traffic.items()}
                     render = functools.partial(manifests.traffic, p.spec, split, {v: version_key(v) for v in split},
@@ -348,11 +385,25 @@ class ServingController:
         return settled or p.failed  # a failure waits for a change (or its timer), not for the next second
 
 
-def _spec(service: InferenceService, project: Project) -> manifests.ServiceSpec:
+def _mirrored(service: InferenceService) -> int | None:
+    """KServe: the shadow version needing its own InferenceService (one the split already weights does not)."""
+    shadow = service.shadow_version_id
+    weighted = {k for k, w in service.traffic.items() if w > 0}
+    return shadow if shadow is not None and str(shadow) not in weighted else None
+
+
+def _server_status(current: Status | None, label: str) -> dict:
+    if current is None:
+        return {"state": "pending", "reason": "", "url": None, "label": label}
+    return {"state": current.state.value, "reason": current.reason, "url": current.url, "label": label}
+
+
+def _spec(service: InferenceService, project: Project, cluster: Cluster | None = None) -> manifests.ServiceSpec:
     return manifests.ServiceSpec(id=service.id, name=service.name, project=project.name, namespace=project.namespace,
                                  service_account=project.service_account, min_replicas=service.min_replicas,
                                  max_replicas=service.max_replicas, autoscale_metric=service.autoscale_metric,
-                                 autoscale_target=service.autoscale_target, resources=dict(service.resources or {}))
+                                 autoscale_target=service.autoscale_target, resources=dict(service.resources or {}),
+                                 prometheus_url=(cluster.prometheus_url if cluster else None) or "")
 
 
 def _version_spec(row: ModelVersion) -> manifests.VersionSpec:

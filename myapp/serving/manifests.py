@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import outputs
+from .. import outputs, outputs_s3
 from ..catalog import get_template
 from ..rendering import RenderContext, render, validate_manifests
 from ..rendering.pod import pod_templates
+from . import storage
 
 PORT = 8080
 ROUTER_SECRET_KEY = "token"
@@ -47,6 +48,11 @@ class ServiceSpec:
     autoscale_metric: str = "cpu"
     autoscale_target: int = 70
     resources: dict[str, Any] = field(default_factory=dict)
+    prometheus_url: str = ""  # the cluster's: KServe's GPU autoscaling (KEDA) reads it
+
+
+SHADOW = "shadow"  # KServe: the shadow's InferenceService is <service>-shadow
+MIRROR = "mirror"  # KServe: the front that mirrors, <service>-mirror
 
 
 def router_secret(service_id: int) -> str:
@@ -76,13 +82,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                      "properties": _MODEL_SERVER},
     # The same server as a KServe predictor, with the share of traffic KServe sends to it.
     "kserve-predictor": {"type": "object", "required": ["service_name", "version", "model_path"],
-                         "properties": {**_MODEL_SERVER, "canary_percent": _integer(0, 100)}},
+                         "properties": {**_MODEL_SERVER, "canary_percent": _integer(0, 100), "app": _string(default=""),
+                                        "storage_uri": _string(default=""), "mount_path": _string(default=""),
+                                        "prometheus_url": _string(default="")}},
     "serving-router": {"type": "object", "required": ["service_name"], "properties": {
         "service_name": _string(), "port": _integer(1024, 65535),
     }},
     "serving-traffic": {"type": "object", "required": ["service_name", "routes"], "properties": {
         "service_name": _string(), "routes": {"type": "array", "items": {"type": "string"}},
-        "mirror": _string(default=""), "port": _integer(1024, 65535),
+        "mirror": _string(default=""), "port": _integer(1024, 65535), "upstream": _string(default=""),
     }},
 }
 
@@ -105,41 +113,59 @@ def _ctx(service: ServiceSpec, part: str) -> RenderContext:
                          task=f"{service.name}-{part}", service_account=service.service_account)
 
 
-def _with_model(manifests: list[dict], uri: str) -> list[dict]:
-    """A model a task wrote to its outputs (registration checked it is the project's): that one attempt's
-    folder mounted read-only where the path says (myapp/outputs.py), nothing else of the volume."""
+def _with_model(manifests: list[dict], uri: str, fetch: bool = False) -> list[dict]:
+    """Where the server finds the model: a task's outputs (registration checked it is the project's): that
+    one attempt's folder mounted read-only where the path says (myapp/outputs.py), nothing else of the
+    volume; a remote uri (``fetch``, plain Deployments): fetched or mounted at ``storage.server_path``."""
     found = outputs.attempt_of(uri)
-    if found is None:
+    if found is None and not (fetch and storage.is_remote(uri)):
         return manifests
     for obj in manifests:
         for pod in pod_templates(obj):
-            outputs.mount_read_only(pod.template["spec"], found[1])
+            if found is not None:
+                outputs.mount_read_only(pod.template["spec"], found[1])
+            else:
+                image = pod.template["spec"]["containers"][0]["image"]
+                storage.fetch_into(pod.template["spec"], uri, outputs_s3.settings(), image)
     validate_manifests(manifests)
     return manifests
 
 
-def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any] | None = None) -> list[dict]:
-    args = {"service_name": service.name, "version": version.label, "model_path": version.uri,
+def _server_args(service: ServiceSpec, version: VersionSpec) -> dict[str, Any]:
+    return {"service_name": service.name, "version": version.label, "model_path": storage.server_path(version.uri),
             "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
             "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
             "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
             "image": version.image or ""}
-    return _with_model(render(_template("model-server", base), args, _ctx(service, version.label),
-                              service.resources or None), version.uri)
 
 
-def kserve(service: ServiceSpec, version: VersionSpec, canary_percent: int = 100,
+def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any] | None = None) -> list[dict]:
+    return _with_model(render(_template("model-server", base), _server_args(service, version),
+                              _ctx(service, version.label), service.resources or None), version.uri, fetch=True)
+
+
+def kserve(service: ServiceSpec, version: VersionSpec, canary_percent: int = 100, shadow: bool = False,
            base: dict[str, Any] | None = None) -> list[dict]:
-    """Where KServe is installed: the service as one InferenceService whose predictor is ``version``; at
+    """On a KServe cluster: the service as one InferenceService whose predictor is ``version``; at
     ``canary_percent`` < 100 KServe sends the rest to the predictor it last rolled out (so a canary is a
-    resubmit with the new version, patched in place, and a promote the same at 100)."""
-    args = {"service_name": service.name, "version": version.label, "model_path": version.uri,
-            "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
-            "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
-            "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
-            "canary_percent": canary_percent, "image": version.image or ""}
-    return _with_model(render(_template("kserve-predictor", base), args, _ctx(service, "kserve"),
+    resubmit with the new version, patched in place, and a promote the same at 100). ``shadow``: the
+    shadow version's own InferenceService ``<service>-shadow`` (its pods labelled as the service's)."""
+    name = f"{service.name}-{SHADOW}" if shadow else service.name
+    args = {**_server_args(service, version), "service_name": name, "app": service.name,
+            "canary_percent": 100 if shadow else canary_percent, "prometheus_url": service.prometheus_url}
+    if storage.is_remote(version.uri):
+        args.update(storage_uri=version.uri, mount_path=storage.MOUNT)
+    part = f"kserve-{SHADOW}" if shadow else "kserve"
+    return _with_model(render(_template("kserve-predictor", base), args, _ctx(service, part),
                               service.resources or None), version.uri)
+
+
+def mirror(service: ServiceSpec, percent: int, base: dict[str, Any] | None = None) -> list[dict]:
+    """KServe mirrors nothing: a front Service + VirtualService ``<service>-mirror`` sending every request to
+    the service's predictor and a copy of ``percent`` % to the shadow's (``<service>-shadow-predictor``)."""
+    return render(_template("serving-traffic", base), {
+        "service_name": f"{service.name}-{MIRROR}", "upstream": service.name, "routes": ["predictor=100"],
+        "mirror": f"{SHADOW}-predictor={percent}", "port": PORT}, _ctx(service, MIRROR))
 
 
 def router(service: ServiceSpec, base: dict[str, Any] | None = None) -> list[dict]:

@@ -12,11 +12,11 @@ from ..models import InferenceService, Project
 
 
 def project_services(project_id: int) -> list[dict[str, Any]]:
-    """Per service of the project: its namespace, id and the backend references of its jobs."""
+    """Per service of the project: its namespace, id, resource group (its backend) and its jobs' references."""
     project = db.session.get(Project, project_id)
     if project is None:
         return []
-    rows = db.session.execute(sa.select(InferenceService.id, InferenceService.jobs)
+    rows = db.session.execute(sa.select(InferenceService.id, InferenceService.jobs, InferenceService.resource_group_id)
                               .where(InferenceService.project_id == project_id)).all()
-    return [{"service_id": row.id, "namespace": project.namespace,
+    return [{"service_id": row.id, "namespace": project.namespace, "resource_group_id": row.resource_group_id,
              "refs": [entry for entry in (row.jobs or {}).values() if "backend" in entry]} for row in rows]

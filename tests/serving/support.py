@@ -101,9 +101,10 @@ def digits_models(folder: Path) -> tuple[Path, Path, list[list[float]], list[int
 
 
 def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, name: str, uri: str,
-                        **controller: Any) -> dict[str, Any]:
+                        admin: Any = None, engine: str = "deployments", **cluster: Any) -> dict[str, Any]:
     """A project of `owner` with three versions of model "digits" (`uri` formatted with 1, 2, 3) and a
-    serving controller on the Kubernetes backend (`controller`: its options, e.g. kserve=True)."""
+    serving controller on the Kubernetes backend. With `admin`: a Kubernetes cluster of that serving
+    `engine` (and `cluster`'s other fields) and a resource group on it (`group`) for the services."""
     from myapp.backends.archive import FileLogArchive
     from myapp.extensions import db
     from myapp.models import Project
@@ -111,6 +112,13 @@ def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, 
     from tests.support import unique
     from tests.world import created
 
+    group = cluster_id = None
+    if admin is not None:
+        cluster_id = created(admin.post("/api/v1/cluster/", json={
+            "name": unique("k8s"), "kind": "kubernetes", "in_cluster": True, "serving_engine": engine,
+            **cluster}))["id"]
+        group = created(admin.post("/api/v1/resource_group/", json={"name": unique("serving"),
+                                                                    "cluster_id": cluster_id}))["id"]
     project = created(owner.post("/api/v1/project/", json={"name": unique(name)}))
     with app.app_context():
         namespace = db.session.get(Project, project["id"]).namespace
@@ -118,6 +126,6 @@ def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, 
         "project_id": project["id"], "name": "digits", "uri": uri.format(i), "framework": "sklearn"}))["id"]
         for i in (1, 2, 3)]
     serving = ServingController(lambda _service: k8s_backend, app.config["SECRET_KEY"],
-                                FileLogArchive(tmp_path / "logs"), **controller)
+                                FileLogArchive(tmp_path / "logs"))
     return {"owner": owner, "pid": project["id"], "namespace": namespace, "versions": versions,
-            "controller": serving}
+            "controller": serving, "group": group, "cluster": cluster_id}

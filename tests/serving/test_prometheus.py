@@ -132,3 +132,38 @@ def test_the_metrics_api_answers_from_prometheus_for_a_service_on_kubernetes(app
         assert resp.status_code == 503 and "parse error" in resp.get_json()["message"]
     finally:
         app.config["MYAPP_PROMETHEUS_URL"] = before
+
+
+def test_a_kserve_service_s_figures_come_from_its_cluster_s_prometheus(app, make_user, admin):
+    """KServe's predictor pods (the service's and its shadow's InferenceServices) carry app=<service> and
+    version=v<N> like the Deployments' (tests/serving/test_kserve.py), so Istio names them alike; the
+    figures are read from the Prometheus of the service's cluster, a shadow labelled as such."""
+    from myapp.extensions import db
+    from myapp.models import InferenceService
+    from tests.support import unique
+
+    owner = make_user()
+    project = created(owner.post("/api/v1/project/", json={"name": unique("kfig")}))
+    v1, v2 = (created(owner.post("/api/v1/model_version/", json={
+        "project_id": project["id"], "name": "digits", "uri": f"s3://models/digits-{i}.joblib"}))["id"] for i in (1, 2))
+    before = app.config["MYAPP_PROMETHEUS_URL"]
+    with fake_prometheus() as (url, seen):
+        cluster = created(admin.post("/api/v1/cluster/", json={
+            "name": unique("k8s"), "kind": "kubernetes", "serving_engine": "kserve", "prometheus_url": url}))
+        group = created(admin.post("/api/v1/resource_group/", json={"name": unique("rg"),
+                                                                    "cluster_id": cluster["id"]}))
+        service = created(owner.post("/api/v1/inference_service/", json={
+            "project_id": project["id"], "name": "digits", "model_version_id": v1, "resource_group_id": group["id"],
+            "shadow_version_id": v2}))
+        with app.app_context():
+            db.session.execute(sa.update(InferenceService).where(InferenceService.id == service["id"])
+                               .values(url="http://digits-mirror.ns.svc.cluster.local"))
+            db.session.commit()
+        try:
+            app.config["MYAPP_PROMETHEUS_URL"] = ""  # the cluster's is used, not the platform's
+            got = owner.get(f"/api/v1/inference_service/{service['id']}/metrics?window=60").get_json()
+        finally:
+            app.config["MYAPP_PROMETHEUS_URL"] = before
+    assert got["versions"]["v1"]["requests"] == 600 and got["versions"]["v2 (shadow)"]["requests"] == 300
+    assert seen and all(f'destination_workload_namespace="{project["namespace"]}",destination_app="digits"'
+                        in q["query"] for q in seen)

@@ -7,9 +7,12 @@ without touching each other.
 utilisation (DCGM's pod metric) or requests per second (a pods metric of the metrics adapter).
 ``serving-router``: the local router's Deployment (``router.py``; its secret from a Secret).
 ``serving-traffic``: the front Service ``<service>`` and one VirtualService with weights and a mirror.
-``kserve-predictor``: where KServe is installed, the whole service as one KServe ``InferenceService``
-``<service>``: the model server as its predictor (KServe's autoscaler on cpu or rps between min and max
-replicas), and ``canaryTrafficPercent`` for the newest predictor while KServe keeps the last rolled-out one.
+``kserve-predictor``: on a cluster whose serving engine is KServe, the service as one KServe
+``InferenceService`` ``<service>`` (a shadow as a second one, ``<service>-shadow``): the model server as its
+predictor (KServe's autoscaler on cpu or rps between min and max replicas, or KEDA on the pods' GPU
+utilisation from the cluster's Prometheus), ``storageUris`` for a model stored outside, and
+``canaryTrafficPercent`` for the newest predictor while KServe keeps the last rolled-out one. Its pods carry
+``app=<service>`` and ``version=v<N>`` like the Deployments', so Istio's figures name them alike.
 """
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ def build_router(b: Build) -> list[dict]:
 
 def build_traffic(b: Build) -> list[dict]:
     front, namespace = b.args["service_name"], b.ctx.namespace
+    upstream = b.args.get("upstream") or front  # whose <upstream>-<target> Services the routes name
     routes, mirror = b.args["routes"], b.args.get("mirror") or ""
     weights: list[dict[str, Any]] = []
     total = 0
@@ -64,7 +68,7 @@ def build_traffic(b: Build) -> list[dict]:
         version, _, weight = item.partition("=")
         if not weight.isdigit():
             raise ArgumentError("routes", f"{item!r} is not version=weight")
-        weights.append({"destination": {"host": fqdn(k8s_name(front, version), namespace), "port": {"number": 80}},
+        weights.append({"destination": {"host": fqdn(k8s_name(upstream, version), namespace), "port": {"number": 80}},
                         "weight": int(weight)})
         total += int(weight)
     if total != 100:
@@ -72,7 +76,7 @@ def build_traffic(b: Build) -> list[dict]:
     http: dict[str, Any] = {"name": "traffic-split", "route": weights}
     if mirror:
         version, _, percent = mirror.partition("=")
-        http["mirror"] = {"host": fqdn(k8s_name(front, version), namespace), "port": {"number": 80}}
+        http["mirror"] = {"host": fqdn(k8s_name(upstream, version), namespace), "port": {"number": 80}}
         http["mirrorPercentage"] = {"value": float(percent or 100)}
     return [
         render_object("service.yaml.j2", {"name": front, "selector": {"app": front}, "port_name": "http",
@@ -82,19 +86,38 @@ def build_traffic(b: Build) -> list[dict]:
     ]
 
 
-KSERVE_METRICS = {"cpu": "cpu", "rps": "rps"}  # KServe scales on these (no GPU utilisation metric)
+KSERVE_METRICS = {"cpu": "cpu", "rps": "rps"}  # KServe's own autoscaler; GPU utilisation goes through KEDA
+KEDA = "serving.kserve.io/autoscalerClass"
+
+
+def gpu_query(namespace: str, name: str) -> str:
+    """The predictor pods' mean GPU utilisation (DCGM's exporter); both names are checked DNS labels."""
+    return f'avg(DCGM_FI_DEV_GPU_UTIL{{namespace="{namespace}",pod=~"{name}-predictor-.*"}})'
 
 
 def build_kserve(b: Build) -> list[dict]:
     low, high = replica_bounds(b)
-    metric = b.args["autoscale_metric"]
-    if metric not in KSERVE_METRICS:
-        raise ArgumentError("autoscale_metric", f"KServe cannot scale on {metric!r} (only cpu or rps)")
+    metric, target = b.args["autoscale_metric"], b.args["autoscale_target"]
+    name = b.args["service_name"]
+    values: dict[str, Any] = {"annotations": {}, "scale_metric": None, "auto_scaling": None}
+    if metric in KSERVE_METRICS:
+        values.update(scale_metric=KSERVE_METRICS[metric], scale_target=target)
+    elif metric == "gpu" and b.args.get("prometheus_url"):
+        values["annotations"] = {KEDA: "keda"}
+        values["auto_scaling"] = {"metrics": [{"type": "External", "external": {
+            "metric": {"backend": "prometheus", "serverAddress": b.args["prometheus_url"],
+                       "query": gpu_query(b.ctx.namespace, name)},
+            "target": {"type": "Value", "value": str(target)}}}]}
+    else:
+        raise ArgumentError("autoscale_metric", f"KServe cannot scale on {metric!r} here (cpu or rps; gpu through "
+                                                "KEDA needs the cluster's prometheus_url)")
+    storage = [{"uri": b.args["storage_uri"], "mountPath": b.args["mount_path"]}] if b.args.get("storage_uri") else []
     return [render_object("inferenceservice.yaml.j2", {
-        "name": b.args["service_name"], "labels": {"app": b.args["service_name"], "version": b.args["version"]},
-        "min_replicas": low, "max_replicas": high, "scale_metric": KSERVE_METRICS[metric],
-        "scale_target": b.args["autoscale_target"], "canary_percent": b.args["canary_percent"], "image": b.image,
+        **values, "name": name,
+        "labels": {"app": b.args.get("app") or name, "version": b.args["version"]},
+        "min_replicas": low, "max_replicas": high, "canary_percent": b.args["canary_percent"], "image": b.image,
         "command": b.command, "args": b.cli_args, "port": b.args["port"], "resources": b.resources.requirements(),
+        "storage_uris": storage,
     })]
 
 
@@ -106,9 +129,10 @@ ROUTER = Kind("serving-router", build_router, batch=False, gang=None,
               required_args={"service_name": "string", "port": "integer"})
 TRAFFIC = Kind("serving-traffic", build_traffic, batch=False, gang=None,
                required_args={"service_name": "string", "routes": "array", "port": "integer"},
-               optional_args={"mirror": "string"})
+               optional_args={"mirror": "string", "upstream": "string"})
 KSERVE = Kind("kserve-predictor", build_kserve, batch=False, gang=None, required_args={
     "service_name": "string", "version": "string", "port": "integer", "min_replicas": "integer",
     "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
     "canary_percent": "integer",
-}, optional_args={"image": "string"})
+}, optional_args={"image": "string", "app": "string", "storage_uri": "string", "mount_path": "string",
+                  "prometheus_url": "string"})

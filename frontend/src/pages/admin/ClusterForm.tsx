@@ -1,13 +1,13 @@
 // Create or edit a cluster; its kind is fixed once created (the server refuses a change).
 import { useState, type FormEvent } from "react";
 import { api } from "../../api";
-import type { Cluster, ClusterBody, ClusterKind } from "../../types";
+import type { Cluster, ClusterBody, ClusterKind, ServingEngine } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { dnsLabelProblem } from "../pipelines/logic";
 import { orNull, type FormProps } from "./ResourceTab";
 
-const FIELDS = ["name", "kind", "kube_context", "in_cluster", "prometheus_url", "enabled"];
+const FIELDS = ["name", "kind", "kube_context", "in_cluster", "prometheus_url", "enabled", "serving_engine"];
 
 export function ClusterForm({ item, onClose, onSaved }: FormProps<Cluster>) {
   const [name, setName] = useState(item?.name ?? "");
@@ -16,6 +16,8 @@ export function ClusterForm({ item, onClose, onSaved }: FormProps<Cluster>) {
   const [inCluster, setInCluster] = useState(item?.in_cluster ?? false);
   const [prometheusUrl, setPrometheusUrl] = useState(item?.prometheus_url ?? "");
   const [enabled, setEnabled] = useState(item?.enabled ?? true);
+  // Unset on a new cluster: the platform's default (MYAPP_SERVING_KSERVE) decides.
+  const [servingEngine, setServingEngine] = useState<ServingEngine | "">(item?.serving_engine ?? "");
   const [checked, setChecked] = useState(false);
   const { busy, error, run, reasonFor } = useSubmit();
   const nameProblem = dnsLabelProblem(name);
@@ -33,6 +35,8 @@ export function ClusterForm({ item, onClose, onSaved }: FormProps<Cluster>) {
       in_cluster: kubernetes && inCluster,
       prometheus_url: orNull(prometheusUrl),
       enabled,
+      // Only Kubernetes clusters run KServe; a local one always serves with its own processes.
+      ...(kubernetes && servingEngine ? { serving_engine: servingEngine } : {}),
     } satisfies Partial<ClusterBody>;
     void run(async () => {
       await api(item ? `/api/v1/cluster/${item.id}` : "/api/v1/cluster/", { method: item ? "PUT" : "POST", body });
@@ -70,6 +74,17 @@ export function ClusterForm({ item, onClose, onSaved }: FormProps<Cluster>) {
                   onChange={(e) => setKubeContext(e.target.value)} />}
               </Field>
             )}
+            <Field label="Serving engine" error={reasonFor("serving_engine")}
+              hint="What inference services on this cluster become; a change moves them on their next look.">
+              {(w) => (
+                <select {...w} name="serving_engine" value={servingEngine}
+                  onChange={(e) => setServingEngine(e.target.value as ServingEngine | "")}>
+                  {!item && <option value="">platform default</option>}
+                  <option value="deployments">Deployments + Istio (the platform's own)</option>
+                  <option value="kserve">KServe InferenceServices (KServe installed)</option>
+                </select>
+              )}
+            </Field>
           </>
         )}
         <Field label="Prometheus URL" error={reasonFor("prometheus_url")} hint="For task metrics; optional.">

@@ -15,6 +15,7 @@ export function ClustersTab() {
             : c.in_cluster ? "in-cluster service account"
               : c.kube_context ? <>context <code>{c.kube_context}</code></> : <span className="muted">default context</span>,
         },
+        { header: "Serving", cell: (c) => c.kind === "local" ? <span className="muted">processes</span> : c.serving_engine },
         { header: "Prometheus", cell: (c) => c.prometheus_url ? <code>{c.prometheus_url}</code> : <span className="muted">—</span> },
         { header: "Enabled", cell: (c) => c.enabled ? "yes" : <span className="state state-cancelled">disabled</span> },
       ]} />

@@ -8,7 +8,7 @@ import { ErrorBanner, Loading, PageHeader, formatTime } from "../../components/u
 import { useAsync } from "../../lib/useAsync";
 import { Link, navigate } from "../../router";
 import { useProject } from "../../session";
-import type { InferenceService, ModelStage, ModelVersion } from "../../types";
+import type { InferenceService, ModelStage, ModelVersion, ResourceGroup } from "../../types";
 import { DTYPES, FRAMEWORKS, STAGES, byModel, compareMetrics, formatMetric, formatSignature, serviceName,
   uploadForm } from "./logic";
 import "./models.css";
@@ -131,6 +131,9 @@ function DeployDialog({ version, services, onClose }: { version: ModelVersion; s
   const [mode, setMode] = useState<"new" | "canary">(existing ? "canary" : "new");
   const [name, setName] = useState(serviceName(version.name));
   const [weight, setWeight] = useState(10);
+  // Where a new service runs: a resource group's cluster (its serving engine), or the platform's default.
+  const [groupId, setGroupId] = useState("");
+  const groups = useAsync(() => listAll<ResourceGroup>("resource_group").catch(() => [] as ResourceGroup[]), []);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -140,7 +143,8 @@ function DeployDialog({ version, services, onClose }: { version: ModelVersion; s
     try {
       if (mode === "new" || !existing) {
         const made = await api<InferenceService>("/api/v1/inference_service/", { method: "POST",
-          body: { project_id: project.id, name, model_version_id: version.id } });
+          body: { project_id: project.id, name, model_version_id: version.id,
+            ...(groupId ? { resource_group_id: Number(groupId) } : {}) } });
         navigate(`/services?service=${made.id}`);
       } else {
         await api(`/api/v1/inference_service/${existing.id}/canary`, { method: "POST",
@@ -172,9 +176,17 @@ function DeployDialog({ version, services, onClose }: { version: ModelVersion; s
           </label>
         )}
         {mode === "new" || !existing ? (
-          <label>Service name
-            <input value={name} onChange={(e) => setName(e.target.value)} required pattern="[a-z]([a-z0-9\-]*[a-z0-9])?" />
-          </label>
+          <>
+            <label>Service name
+              <input value={name} onChange={(e) => setName(e.target.value)} required pattern="[a-z]([a-z0-9\-]*[a-z0-9])?" />
+            </label>
+            <label>Run on
+              <select aria-label="Run on" value={groupId} onChange={(e) => setGroupId(e.target.value)}>
+                <option value="">Default (this platform)</option>
+                {(groups.data ?? []).map((g) => <option key={g.id} value={g.id}>{g.name}</option>)}
+              </select>
+            </label>
+          </>
         ) : (
           <label>Canary weight: {weight} %
             <input type="range" min={0} max={100} value={weight} aria-label="Canary weight"
