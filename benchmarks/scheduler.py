@@ -4,6 +4,7 @@ baseline), ours (sieve), and the published anchors Tiresias (2D-LAS) and EASY ba
     .venv/bin/python benchmarks/scheduler.py            # 15,264 jobs on 400 GPUs (50 nodes of 8); minutes
     .venv/bin/python benchmarks/scheduler.py --quick    # the first 1,000 jobs, a few seconds
     .venv/bin/python benchmarks/scheduler.py --gpus 480 --policies gang-fifo,sieve
+    .venv/bin/python benchmarks/scheduler.py --checkpoints --max-preemptions 4   # if every job checkpointed
 
 Every policy replays the same trace through myapp.scheduler.simulate (one process, one core, one policy
 after the other); figures are those of `myapp simulate --json`, with each policy's ratio to gang FIFO.
@@ -16,6 +17,7 @@ duration, preempting for free and ignoring nodes), so a target below them is sho
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 import sys
 from collections import Counter
@@ -72,8 +74,9 @@ def problems(jobs: list[TraceJob], log: list[Event], result: dict, max_preemptio
 
 def lost_in_span(jobs: list[TraceJob], log: list[Event]) -> float:
     """GPU-seconds of runs later thrown away by a restart, between the first and the last submission:
-    `utilization` counts them busy (the issue's definition); without them it is the work that counted."""
-    gpus = {tj.job.id: tj.job.gpus for tj in jobs}
+    `utilization` counts them busy (the issue's definition); without them it is the work that counted.
+    A job that checkpoints loses nothing when preempted."""
+    gpus = {tj.job.id: 0 if tj.job.checkpoints else tj.job.gpus for tj in jobs}
     first = min(tj.job.submitted for tj in jobs)
     last = max(tj.job.submitted for tj in jobs)
     started: dict[str, float] = {}
@@ -103,6 +106,8 @@ def main() -> int:
     parser.add_argument("--trace", default=str(TRACE))
     parser.add_argument("--policies", default=f"{BASELINE},{OURS},tiresias,easy-backfill")
     parser.add_argument("--max-preemptions", type=int, default=DEFAULT_MAX_PREEMPTIONS)
+    parser.add_argument("--checkpoints", action="store_true",
+                        help="a scenario: every job checkpoints (resumes when preempted); the trace says none do")
     args = parser.parse_args()
     policies = args.policies.split(",")
     if BASELINE not in policies or any(p not in POLICIES for p in policies):
@@ -110,8 +115,11 @@ def main() -> int:
     jobs = load(args.trace, args.gpus)
     if args.quick:
         jobs = jobs[:QUICK_JOBS]
+    if args.checkpoints:
+        jobs = [dataclasses.replace(tj, job=dataclasses.replace(tj.job, checkpoints=True)) for tj in jobs]
+    scenario = "; every job checkpoints" if args.checkpoints else ""
     print(f"{len(jobs):,} jobs of {Path(args.trace).name} on {args.gpus} GPUs (nodes of 8), "
-          f"at most {args.max_preemptions} preemption(s) per job; python {platform.python_version()}")
+          f"at most {args.max_preemptions} preemption(s) per job{scenario}; python {platform.python_version()}")
     results: dict[str, dict] = {}
     broken: list[str] = []
     useful: dict[str, float] = {}

@@ -60,6 +60,7 @@ RECHECK_MIN, RECHECK_PER_PLACE, RECHECK_MAX = 2.0, 0.5, 60.0  # seconds between 
 HISTORY_ROWS = 200  # finished attempts of the group read for the run-time history
 MAX_SAMPLES = 720  # metrics samples kept of a preempted attempt (as the controller keeps of any)
 MACHINE = "local"  # the node name of a local cluster's machine
+NO_NODE = "waiting: no schedulable node of the resource group on its cluster (cordoned, not ready or none)"
 
 
 @dataclass
@@ -113,9 +114,20 @@ def machine_node() -> Node:
     return Node(MACHINE, len(nvml_devices()), cpu=float(os.cpu_count() or 1), memory=float(memory))
 
 
+def discovered(group: ResourceGroup) -> bool:
+    """Whether the group's nodes come from its cluster (`discover_nodes`) and have been listed once: then
+    they alone are its capacity, even when none is schedulable (everything waits)."""
+    return group.discover_nodes and group.discovered_at is not None
+
+
 def nodes_of(group: ResourceGroup) -> list[Node]:
-    """The group's nodes: as listed, else one node of its totals, else (a local cluster) the machine's;
-    [] when its capacity is unknown (not gated)."""
+    """The group's nodes: the schedulable ones discovered on its cluster, else as listed, else one node of
+    its totals, else (a local cluster) the machine's; [] when its capacity is unknown (not gated, unless
+    `discovered`: then no node is schedulable). Until its first discovery a discovering group has its
+    definition's nodes."""
+    if discovered(group):
+        return [Node(n["name"], int(n.get("gpus", 0)), cpu=n.get("cpu_millicores", 0) / 1000,
+                     memory=float(n.get("memory_bytes", 0))) for n in group.discovered_nodes if n.get("schedulable")]
     if group.nodes:
         return [Node(n["name"], int(n.get("gpus", 0)), cpu=n.get("cpu_millicores", 0) / 1000,
                      memory=float(n.get("memory_bytes", 0))) for n in group.nodes]
@@ -228,8 +240,11 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
             attempt.reason = busy
         return False
     nodes = nodes_of(group) if group is not None else []
-    if group is None or not nodes:
+    if group is None or not (nodes or discovered(group)):
         return True
+    if not nodes:
+        attempt.reason, attempt.queue_position = NO_NODE, None
+        return False
     if attempt.requests is None and attempt.manifests:
         attempt.requests = requested(attempt.manifests).as_dict()
     db.session.flush()  # this pass's own submits count as running
@@ -271,8 +286,10 @@ def admit_notebook(nb: Notebook, now: dt.datetime | None = None) -> str | None:
         return None
     group = lock_group(nb.resource_group_id)  # the notebook's reconcile locks no other group: never BUSY
     nodes = nodes_of(group) if group is not None else []
-    if group is None or not nodes:
+    if group is None or not (nodes or discovered(group)):
         return None
+    if not nodes:
+        return NO_NODE
     now = now or dt.datetime.now(dt.UTC)
     snap = snapshot(group, nodes)
     key = f"notebook:{nb.id}"
@@ -442,6 +459,8 @@ def status(group: ResourceGroup, now: dt.datetime) -> dict[str, Any]:
             "waiting_since": _iso(entry.created_at)})
     return {
         "resource_group": {"id": group.id, "name": group.name, "cluster": group.cluster.name, "policy": group.policy},
+        "discovery": {"enabled": group.discover_nodes, "at": _iso(group.discovered_at),
+                      "error": group.discovery_error, "nodes": list(group.discovered_nodes or [])},
         "capacity": {**_amount(sum(n.gpus for n in nodes), sum(n.cpu for n in nodes), sum(n.memory for n in nodes)),
                      "nodes": [{"name": n.name, **_amount(n.gpus, n.cpu, n.memory)} for n in nodes]},
         "used": _amount(*used),

@@ -5,20 +5,23 @@ from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
-from flask import jsonify
+from flask import current_app, jsonify
 from marshmallow import ValidationError, fields, post_load, validate, validates_schema
 
+from ..errors import FieldError
 from ..extensions import db
 from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
 from ..models import (
     Cluster,
     ClusterKind,
+    InferenceService,
     PipelineRun,
     PlatformSetting,
     Project,
     Quota,
     ResourceGroup,
     RunState,
+    ServingEngine,
     Task,
     utcnow,
 )
@@ -73,11 +76,15 @@ class ClusterSchema(StrictSchema):
     in_cluster = fields.Boolean()
     prometheus_url = fields.Url(allow_none=True, require_tld=False, schemes={"http", "https"})
     enabled = fields.Boolean()
+    # What its inference services render to (docs/serving.md); kserve needs KServe installed there.
+    serving_engine = fields.String(validate=validate.OneOf([e.value for e in ServingEngine]))
 
     @post_load
     def to_enum(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         if "kind" in data:
             data["kind"] = ClusterKind(data["kind"])
+        if "serving_engine" in data:
+            data["serving_engine"] = ServingEngine(data["serving_engine"])
         return data
 
     @validates_schema
@@ -102,6 +109,13 @@ class ClusterApi(ResourceApi):
             raise ApiError("cluster still has resource groups; delete them first", status=409)
 
     def before_save(self, obj: Cluster, data: dict[str, Any], creating: bool) -> None:
+        if (creating and "serving_engine" not in data and obj.kind == ClusterKind.KUBERNETES
+                and current_app.config.get("MYAPP_SERVING_KSERVE")):
+            obj.serving_engine = ServingEngine.KSERVE  # the platform's default for new clusters
+        if obj.serving_engine == ServingEngine.KSERVE and obj.kind != ClusterKind.KUBERNETES:
+            raise FieldError("serving_engine", "kserve needs a kubernetes cluster")
+        if not creating and "serving_engine" in data:
+            _reconcile_services(obj.id)  # re-rendered by their next pass (the old objects go once the new are ready)
         if not creating and data.get("enabled") is True:
             scheduling.wake_unfinished()  # what waited for the cluster goes on at the next tick
 
@@ -128,6 +142,8 @@ class ResourceGroupSchema(CapacityFields):
     nodes = fields.List(fields.Nested(GroupNodeSchema), validate=validate.Length(max=10_000))
     policy = fields.String(validate=validate.OneOf(POLICIES))
     max_preemptions = Int(0, 100)
+    # Capacity discovered on Kubernetes: the cluster's Nodes matching node_selector (backends/kubernetes/capacity.py).
+    discover_nodes = fields.Boolean()
 
     @validates_schema
     def node_names_differ(self, data: dict[str, Any], partial: Any = None, **_: Any) -> None:
@@ -152,6 +168,9 @@ class ResourceGroupApi(ResourceApi):
         return present_capacity(super().present(obj), obj)
 
     def before_save(self, obj: ResourceGroup, data: dict[str, Any], creating: bool) -> None:
+        cluster = db.session.get(Cluster, obj.cluster_id)
+        if obj.discover_nodes and cluster is not None and cluster.kind != ClusterKind.KUBERNETES:
+            raise FieldError("discover_nodes", "nodes are discovered on a kubernetes cluster only")
         if obj.nodes:  # the totals are the nodes' sums: one truth for admission and the usage report
             obj.gpus = sum(n.get("gpus", 0) for n in obj.nodes)
             obj.cpu_millicores = sum(n.get("cpu_millicores", 0) for n in obj.nodes)
@@ -162,6 +181,15 @@ class ResourceGroupApi(ResourceApi):
     def before_delete(self, obj: ResourceGroup) -> None:
         if db.session.scalar(sa.select(Task.id).filter_by(resource_group_id=obj.id).limit(1)):
             raise ApiError("tasks still use this resource group", status=409)
+        if db.session.scalar(sa.select(InferenceService.id).filter_by(resource_group_id=obj.id).limit(1)):
+            raise ApiError("inference services still run on this resource group", status=409)
+
+
+def _reconcile_services(cluster_id: int) -> None:
+    """The cluster's serving engine changed: its services are looked at now (beat's tick requests them)."""
+    groups = sa.select(ResourceGroup.id).where(ResourceGroup.cluster_id == cluster_id)
+    db.session.execute(sa.update(InferenceService).where(InferenceService.resource_group_id.in_(groups))
+                       .values(next_check_at=None).execution_options(synchronize_session=False))
 
 
 class QuotaSchema(CapacityFields):
@@ -205,6 +233,11 @@ _ATTEMPT = {"task_run_id": INTEGER, "run_id": INTEGER, "project": STRING, "pipel
             **_AMOUNT}
 GROUP_STATUS = component("ResourceGroupStatus", obj({
     "resource_group": obj({"id": INTEGER, "name": STRING, "cluster": STRING, "policy": STRING}),
+    "discovery": obj({"enabled": BOOLEAN, "at": {**nullable(STRING), "format": "date-time"},
+                      "error": nullable(STRING), "nodes": array(component("DiscoveredNode", obj({
+                          "name": STRING, **_AMOUNT, "schedulable": BOOLEAN,
+                          "why": {**nullable(STRING),
+                                  "description": "null: schedulable; else cordoned, not ready or tainted ..."}})))}),
     "capacity": obj({**_AMOUNT, "nodes": array(obj({"name": STRING, **_AMOUNT}))}),
     "used": obj(_AMOUNT),
     "projects": array(component("GroupProjectStatus", obj({

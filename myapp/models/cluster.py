@@ -1,6 +1,7 @@
 """Clusters, resource groups and quotas: admin-managed capacity."""
 from __future__ import annotations
 
+import datetime as dt
 import enum
 from typing import Any
 
@@ -16,6 +17,12 @@ class ClusterKind(str, enum.Enum):
     LOCAL = "local"
 
 
+class ServingEngine(str, enum.Enum):
+    """What an inference service on the cluster renders to (myapp/serving/controller.py)."""
+    DEPLOYMENTS = "deployments"  # Deployment + Service + HPA per version, the platform's Istio split
+    KSERVE = "kserve"  # KServe InferenceServices (KServe installed there)
+
+
 class Cluster(IdMixin, TimestampMixin, Model):
     __tablename__ = "cluster"
 
@@ -26,6 +33,9 @@ class Cluster(IdMixin, TimestampMixin, Model):
     in_cluster: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
     prometheus_url: Mapped[str | None] = mapped_column(sa.String(2048))
     enabled: Mapped[bool] = mapped_column(sa.Boolean, default=True, nullable=False)
+    serving_engine: Mapped[ServingEngine] = mapped_column(
+        enum_column(ServingEngine, "serving_engine"), default=ServingEngine.DEPLOYMENTS,
+        server_default=ServingEngine.DEPLOYMENTS.value, nullable=False)
 
 
 class ResourceGroup(IdMixin, TimestampMixin, Model):
@@ -52,6 +62,15 @@ class ResourceGroup(IdMixin, TimestampMixin, Model):
     policy: Mapped[str] = mapped_column(sa.String(32), default="sieve", server_default="sieve", nullable=False)
     # How many times one task's attempts may be preempted (to give a quota back, or by the policy).
     max_preemptions: Mapped[int] = mapped_column(sa.Integer, default=2, server_default="2", nullable=False)
+    # Capacity discovered on Kubernetes (myapp/backends/kubernetes/capacity.py): with discover_nodes, the
+    # worker's tick lists the cluster's Nodes matching node_selector and stores them here ([{name, gpus,
+    # cpu_millicores, memory_bytes, schedulable, why}]); once discovered, admission uses the schedulable ones
+    # instead of `nodes`. discovery_error: why the last listing failed (the last good list is kept).
+    discover_nodes: Mapped[bool] = mapped_column(sa.Boolean, default=False, server_default=sa.false(), nullable=False)
+    discovered_nodes: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, server_default="[]",
+                                                                   nullable=False)
+    discovered_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    discovery_error: Mapped[str | None] = mapped_column(sa.String(1024))
 
     cluster: Mapped[Cluster] = relationship()
 

@@ -8,7 +8,7 @@ import { Link } from "../../router";
 import type { ResourceGroupStatus } from "../../types";
 import { formatCores, formatGiB } from "./quantity";
 import { Meter } from "./Meter";
-import { borrowedText, isBorrowing, placement, POLL_MS, requestText, since } from "./groupStatus";
+import { borrowedText, discoveryText, isBorrowing, placement, POLL_MS, requestText, since } from "./groupStatus";
 import { readings } from "./usage";
 
 export function ResourceGroupDetail({ id }: { id: number }) {
@@ -67,6 +67,7 @@ export function ResourceGroupDetail({ id }: { id: number }) {
                 </tbody>
               </table>
             )}
+            {data.discovery.enabled && <DiscoveredNodes discovery={data.discovery} />}
           </section>
 
           <section className="panel" aria-labelledby="group-projects">
@@ -151,6 +152,33 @@ export function ResourceGroupDetail({ id }: { id: number }) {
             )}
           </section>
         </>
+      )}
+    </div>
+  );
+}
+
+// The group's nodes as last listed on its cluster: admission uses the schedulable ones only.
+function DiscoveredNodes({ discovery }: { discovery: ResourceGroupStatus["discovery"] }) {
+  return (
+    <div className="discovered-nodes">
+      <p className="muted discovery-summary">
+        Discovered on the cluster: {discoveryText(discovery)}
+        {discovery.at && ` · listed ${new Date(discovery.at).toLocaleTimeString()}`}
+      </p>
+      {discovery.error && <p className="field-error" role="alert">Last discovery failed: {discovery.error}</p>}
+      {discovery.nodes.length > 0 && (
+        <table className="data compact">
+          <caption>Discovered nodes</caption>
+          <thead><tr><th scope="col">Node</th><th scope="col">GPUs</th><th scope="col">CPU</th><th scope="col">Memory</th><th scope="col">Schedulable</th></tr></thead>
+          <tbody>
+            {discovery.nodes.map((n) => (
+              <tr key={n.name} data-discovered-node={n.name}>
+                <th scope="row">{n.name}</th><td>{n.gpus}</td><td>{formatCores(n.cpu_millicores)}</td>
+                <td>{formatGiB(n.memory_bytes)}</td><td>{n.schedulable ? "yes" : `no: ${n.why ?? ""}`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
     </div>
   );

@@ -9,7 +9,7 @@ import { formatKeyValues, parseKeyValues } from "./keyValues";
 import { gpuProblem, quantityProblem } from "./quantity";
 import { orNull, type FormProps } from "./ResourceTab";
 
-const FIELDS = ["name", "cluster_id", "cpu", "memory", "gpus", "gpu_type", "node_selector", "queue", "gang_scheduling"];
+const FIELDS = ["name", "cluster_id", "cpu", "memory", "gpus", "gpu_type", "node_selector", "queue", "gang_scheduling", "discover_nodes"];
 
 export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProps<ResourceGroup> & { clusters: Cluster[] }) {
   const [name, setName] = useState(item?.name ?? "");
@@ -21,6 +21,7 @@ export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProp
   const [nodeSelector, setNodeSelector] = useState(formatKeyValues(item?.node_selector ?? {}));
   const [queue, setQueue] = useState(item?.queue ?? "");
   const [gang, setGang] = useState(item?.gang_scheduling ?? false);
+  const [discover, setDiscover] = useState(item?.discover_nodes ?? false);
   const [checked, setChecked] = useState(false);
   const { busy, error, run, reasonFor } = useSubmit();
 
@@ -45,6 +46,7 @@ export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProp
     const body = {
       name, cluster_id: Number(clusterId), cpu: cpu.trim(), memory: memory.trim(), gpus: Number(gpus),
       gpu_type: orNull(gpuType), node_selector: selector.map, queue: orNull(queue), gang_scheduling: gang,
+      discover_nodes: discover,
     } satisfies ResourceGroupBody;
     void run(async () => {
       await api(item ? `/api/v1/resource_group/${item.id}` : "/api/v1/resource_group/",
@@ -95,6 +97,13 @@ export function ResourceGroupForm({ item, onClose, onSaved, clusters }: FormProp
             Gang scheduling (all pods of a job start together)
           </label>
           {reasonFor("gang_scheduling") && <span className="field-error">{reasonFor("gang_scheduling")}</span>}
+        </div>
+        <div className="field checkbox-field">
+          <label className="inline">
+            <input type="checkbox" name="discover_nodes" checked={discover} onChange={(e) => setDiscover(e.target.checked)} />
+            Discover its nodes (those matching the node selector; Kubernetes only)
+          </label>
+          {reasonFor("discover_nodes") && <span className="field-error">{reasonFor("discover_nodes")}</span>}
         </div>
         <div className="span-2">
           <UnplacedError error={error} fields={FIELDS} />

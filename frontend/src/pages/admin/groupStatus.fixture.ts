@@ -9,6 +9,7 @@ export const STATUS: ResourceGroupStatus = {
     gpus: 8, cpu_millicores: 16000, memory_bytes: 64 * GIB,
     nodes: [{ name: "node-0", gpus: 8, cpu_millicores: 16000, memory_bytes: 64 * GIB }],
   },
+  discovery: { enabled: false, at: null, error: null, nodes: [] },
   used: { gpus: 6, cpu_millicores: 6000, memory_bytes: 8 * GIB },
   projects: [
     {

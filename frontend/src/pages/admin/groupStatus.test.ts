@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { borrowedText, isBorrowing, placement, requestText, since } from "./groupStatus";
+import { borrowedText, discoveryText, isBorrowing, placement, requestText, since } from "./groupStatus";
 import { STATUS } from "./groupStatus.fixture";
 
 describe("the resource group view's text", () => {
@@ -22,5 +22,19 @@ describe("the resource group view's text", () => {
     expect(requestText(STATUS.queue[0])).toBe("2 GPUs · 2 cores · 4 GiB");
     expect(requestText({ gpus: 0, cpu_millicores: 500, memory_bytes: 2 ** 29 })).toBe("0.5 cores · 0.5 GiB");
     expect(since("2026-11-24T07:01:00Z", Date.parse("2026-11-24T07:05:05Z"))).toBe("4m 05s");
+  });
+
+  it("sums up the nodes discovered on the cluster and why some take no pods", () => {
+    const node = { gpus: 8, cpu_millicores: 8000, memory_bytes: 2 ** 36 };
+    const at = "2026-11-24T07:00:00Z";
+    expect(discoveryText(STATUS.discovery)).toBe("not discovered yet: capacity from the definition");
+    expect(discoveryText({ enabled: true, at, error: null, nodes: [{ name: "a", ...node, schedulable: true, why: null }] }))
+      .toBe("1 node, all schedulable");
+    expect(discoveryText({
+      enabled: true, at, error: null, nodes: [
+        { name: "a", ...node, schedulable: true, why: null },
+        { name: "b", ...node, schedulable: false, why: "cordoned" },
+        { name: "c", ...node, schedulable: false, why: "not ready" }],
+    })).toBe("3 nodes, 1 schedulable (b: cordoned, c: not ready)");
   });
 });

@@ -1,5 +1,5 @@
 // What the resource group view shows of GET /api/v1/resource_group/{id}/status, as plain text.
-import type { Amount, GroupProjectStatus, GroupRunningAttempt } from "../../types";
+import type { Amount, GroupProjectStatus, GroupRunningAttempt, ResourceGroupStatus } from "../../types";
 import { formatMs, parseTime } from "../run/time";
 import { formatCores, formatGiB } from "./quantity";
 
@@ -41,4 +41,14 @@ export function requestText(item: Amount): string {
 /** "4m 05s" since an ISO time, as of `now` (ms since the epoch). */
 export function since(iso: string, now: number): string {
   return formatMs(now - parseTime(iso));
+}
+
+/** One line on a group's discovered nodes: how many the cluster has for it and why the others take no pods. */
+export function discoveryText(discovery: ResourceGroupStatus["discovery"]): string {
+  if (!discovery.at) return "not discovered yet: capacity from the definition";
+  const nodes = discovery.nodes;
+  const out = nodes.filter((n) => !n.schedulable);
+  const count = `${nodes.length} node${nodes.length === 1 ? "" : "s"}`;
+  if (!out.length) return `${count}, all schedulable`;
+  return `${count}, ${nodes.length - out.length} schedulable (${out.map((n) => `${n.name}: ${n.why ?? "not schedulable"}`).join(", ")})`;
 }
