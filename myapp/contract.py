@@ -17,6 +17,8 @@ RESOURCE_GROUP_LABEL = "myapp.io/resource-group"  # on a resource group's Volcan
 TEMPLATE_LABEL = "myapp.io/template"  # the job template's name (the local backend maps COPY paths back)
 # Unique per task attempt, on every pod template: selects every pod / process of the attempt.
 JOB_NAME_LABEL = "myapp.io/job-name"
+# On the short-lived pod that reads a finished attempt's outputs off the project's claim (the task run id).
+OUTPUTS_READER_LABEL = "myapp.io/outputs-reader"
 
 # Every rendered object and pod template must carry these (policy.check); TEMPLATE_LABEL is
 # added by rendering too but not required of hand-written manifests.

@@ -19,6 +19,9 @@ from typing import Any
 MOUNT = "/myapp/outputs"
 VOLUME = "myapp-outputs"  # the pod volume's name, and the project's PersistentVolumeClaim's
 ENV = "MYAPP_OUTPUT_DIR"
+# Where a pod reading all of the project's outputs (a notebook) finds them: MOUNT, or the host folder where
+# the local backend runs it without a sandbox (it rewrites MOUNT in env and argv to that folder).
+READ_ENV = "MYAPP_OUTPUTS"
 DEFAULT_SIZE = "10Gi"
 METRICS_FILE = "metrics.jsonl"  # {"step": 1, "name": "loss", "value": 0.3} per line, read when the attempt ends
 KINDS = ("file", "directory", "metrics", "parameter")
@@ -148,7 +151,7 @@ def mount(pod_spec: dict[str, Any], relative_dir: str, claim: str = VOLUME) -> N
 def mount_read_only(pod_spec: dict[str, Any], relative_dir: str = "") -> None:
     """Mount the project's outputs volume read-only in every container of a long-running pod, at the
     same path tasks see: all of it (a notebook) or one attempt's folder (a model server's model).
-    No MYAPP_OUTPUT_DIR: such a pod writes nothing there."""
+    No MYAPP_OUTPUT_DIR: such a pod writes nothing there; one that reads all of it gets MYAPP_OUTPUTS."""
     volumes = [v for v in pod_spec.get("volumes") or [] if v.get("name") != VOLUME]
     pod_spec["volumes"] = [*volumes, {"name": VOLUME, "persistentVolumeClaim": {"claimName": VOLUME, "readOnly": True}}]
     mount_: dict[str, Any] = {"name": VOLUME, "readOnly": True,
@@ -159,6 +162,9 @@ def mount_read_only(pod_spec: dict[str, Any], relative_dir: str = "") -> None:
         for container in pod_spec.get(group) or []:
             mounts = [m for m in container.get("volumeMounts") or [] if m.get("name") != VOLUME]
             container["volumeMounts"] = [*mounts, dict(mount_)]
+            if not relative_dir:
+                env = [e for e in container.get("env") or [] if e.get("name") != READ_ENV]
+                container["env"] = [*env, {"name": READ_ENV, "value": MOUNT}]
 
 
 def claim_manifest(namespace: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .errors import DomainError, Kind
-from .outputs import MOUNT, VOLUME
+from .outputs import MOUNT, READ_ENV, VOLUME
 
 DEFAULT_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.22.35"  # has `aws s3 sync` and a shell
 JOB_SECRET = "myapp-outputs-s3"
@@ -129,11 +129,14 @@ def _own_dir(spec: Mapping[str, Any]) -> str | None:
 
 
 def _unmount(spec: dict[str, Any]) -> None:
-    """A pod that reads all of the volume (a notebook): nothing mounted, since the store is no filesystem."""
+    """A pod that reads all of the volume (a notebook): nothing mounted (nor MYAPP_OUTPUTS), since the
+    store is no filesystem."""
     spec["volumes"] = [v for v in spec["volumes"] if v.get("name") != VOLUME]
     for group in ("initContainers", "containers"):
         for container in spec.get(group) or []:
             container["volumeMounts"] = [m for m in container.get("volumeMounts") or [] if m.get("name") != VOLUME]
+            if "env" in container:
+                container["env"] = [e for e in container["env"] if e.get("name") != READ_ENV]
 
 
 def _pod_to_store(spec: dict[str, Any], store: Settings, namespace: str) -> None:

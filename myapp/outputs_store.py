@@ -2,10 +2,11 @@
 
 ``root()/<namespace>/<run>/<task>/<attempt>/`` is what the local backend binds into the job as its
 ``MYAPP_OUTPUT_DIR`` (myapp/outputs.py); attempts that ran on Kubernetes are in the S3-compatible store
-where one is configured (myapp/outputs_s3.py), else on the cluster's claim, which the platform does not
-read. When an attempt finishes, the worker lists what is there and reads ``metrics.jsonl`` into the task
-run (``record``); the API lists, previews and downloads the same (``current``, ``open_file``), always
-inside the attempt's own folder.
+where one is configured (myapp/outputs_s3.py), else on the project's claim, which the platform cannot
+mount: when such an attempt ends, its backend copies the folder here within bounds (a reader pod,
+myapp/outputs_reader.py) and lists all of it. When an attempt finishes, the worker lists what is there
+and reads ``metrics.jsonl`` into the task run (``record``); the API lists, previews and downloads the
+same (``current``, ``open_file``), always inside the attempt's own folder.
 """
 from __future__ import annotations
 
@@ -18,16 +19,16 @@ import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, runtime_checkable
 
 import sqlalchemy as sa
 from flask import current_app
 
-from . import outputs_s3
+from . import outputs_reader, outputs_s3
 from .errors import DomainError, FieldError, Kind
 from .extensions import db
 from .models import TaskRun
-from .outputs import METRICS_FILE, PATH
+from .outputs import METRICS_FILE, PATH, container_path
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,20 @@ def parse_metrics(lines: list[str]) -> list[dict[str, Any]]:
     return out
 
 
+@runtime_checkable
+class ClaimReader(Protocol):
+    """A backend whose jobs write a claim the platform cannot mount (Kubernetes): it copies an ended
+    attempt's folder into the platform's (``into``) and lists all of it."""
+
+    def fetch_outputs(self, namespace: str, task_run_id: int, relative_dir: str,
+                      into: Path) -> outputs_reader.Listing: ...
+
+
+def on_claim(attempt: TaskRun) -> bool:
+    """Did the attempt write a Kubernetes claim (no S3 store), where the platform keeps only a copy?"""
+    return attempt.backend == "kubernetes" and bool(attempt.output_dir) and outputs_s3.settings() is None
+
+
 def _store(attempt: TaskRun) -> outputs_s3.Store | None:
     """The S3-compatible store holding the attempt's folder: where one is configured, for attempts that
     ran on Kubernetes (the local backend always writes this machine's folder)."""
@@ -148,14 +163,16 @@ def current(attempt: TaskRun, namespace: str) -> tuple[list[dict[str, Any]], lis
     return files or [], metrics
 
 
-def record(attempt: TaskRun, namespace: str) -> None:
-    """What a finished attempt left in its folder (or the store), kept with the task run.
+def record(attempt: TaskRun, namespace: str, backend: object = None) -> None:
+    """What a finished attempt left in its folder (or the store, or the claim through ``backend``),
+    kept with the task run.
 
     The row's metrics until now are those the task posted to the API (``report``): the file's go first,
     then those. The row is read again under its lock, so a post committed meanwhile is kept and a later
     one finds the attempt finished."""
     try:
-        files = listing(attempt, namespace)
+        claimed = on_claim(attempt)
+        files = _copy_from_claim(attempt, namespace, backend) if claimed else listing(attempt, namespace)
         metrics = _metrics_file(attempt, namespace) if files is not None else []
     except DomainError as exc:  # the store cannot answer now: the run view reads it live later instead
         log.warning("outputs of task run %s not recorded: %s", attempt.id, exc.message)
@@ -166,6 +183,22 @@ def record(attempt: TaskRun, namespace: str) -> None:
     db.session.flush()  # the state it ended in goes first: lock() reads the row back over the object
     merged = metrics + (lock(attempt.id).reported_metrics or [])
     attempt.reported_metrics = merged[:MAX_METRIC_LINES] or None
+
+
+def _copy_from_claim(attempt: TaskRun, namespace: str, backend: object) -> list[dict[str, Any]] | None:
+    """The attempt's files on the claim, copied here within outputs_reader's bounds; None when there is
+    nothing to read (never submitted, or no backend that can read the claim) or the reader failed
+    (said in the log: the files stay on the claim, the run goes on)."""
+    folder = attempt_folder(attempt, namespace)
+    if folder is None or not attempt.backend_ref or not isinstance(backend, ClaimReader):
+        return None
+    try:
+        copied = backend.fetch_outputs(namespace, attempt.id, str(attempt.output_dir), folder)
+    except RuntimeError as exc:  # BackendError (this module does not import the backends)
+        log.warning("outputs of task run %s not copied from the claim: %s", attempt.id, exc)
+        shutil.rmtree(folder, ignore_errors=True)  # a copy cut short must not pass for the outputs
+        return None
+    return outputs_reader.kept_files(copied, preview_kind)
 
 
 def lock(attempt_id: int) -> TaskRun:
@@ -218,8 +251,18 @@ def open_file(attempt: TaskRun, namespace: str, path: str, max_bytes: int | None
     real_folder = os.path.realpath(folder)
     if os.path.commonpath([os.path.realpath(full), real_folder]) != real_folder or full.is_symlink() \
             or not full.is_file():
-        raise DomainError(f"task run {attempt.id} has no output file {path!r}", kind=Kind.NOT_FOUND)
+        raise DomainError(_missing(attempt, path), kind=Kind.NOT_FOUND)
     return open(full, "rb")
+
+
+def _missing(attempt: TaskRun, path: str) -> str:
+    """Why a file is not here: absent, or listed but left on the cluster's claim (beyond the copy's bound)."""
+    size = next((f["size"] for f in attempt.outputs or [] if f.get("path") == path), None)
+    if size is None or not on_claim(attempt):
+        return f"task run {attempt.id} has no output file {path!r}"
+    return (f"task run {attempt.id}'s {path!r} ({size} bytes) stayed on the cluster's outputs claim: the platform "
+            f"copies at most {outputs_reader.COPY_BYTES // (1024 * 1024)} MiB of an attempt's files; a notebook "
+            f"of the project reads it at {container_path(str(attempt.output_dir), path)}")
 
 
 def delete_run(namespace: str, run_id: int) -> None:

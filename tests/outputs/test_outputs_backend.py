@@ -48,3 +48,39 @@ class _NoArchive:
 
     def read(self, ref):
         return []
+
+
+READER = """
+import os
+where = os.environ["MYAPP_OUTPUTS"]
+print("AT", where)
+print("READ", open(os.path.join(where, "5/first/1/result.txt")).read())
+"""
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "unsandboxed"])
+def test_a_reader_of_all_outputs_finds_them_in_MYAPP_OUTPUTS(backends, mode):
+    """What a notebook's pod gets (outputs.mount_read_only, as rendering/kinds/notebook.py calls it): the
+    project's outputs at MYAPP_OUTPUTS, /myapp/outputs in the sandbox, the host folder without one."""
+    from myapp import outputs
+
+    isolation = sandbox.detect() if mode == "sandboxed" else sandbox.Isolation(sandbox.NONE, "off for the test")
+    if mode == "sandboxed" and not isolation.sandboxed:
+        pytest.skip(f"this machine cannot sandbox jobs: {isolation.reason}")
+    backend = backends(isolation=isolation)
+    host = backend.outputs_dir("proj-outputs")
+    (host / "5" / "first" / "1").mkdir(parents=True)
+    (host / "5" / "first" / "1" / "result.txt").write_text("ok")
+    for made in [host, *host.rglob("*")]:
+        made.chmod(0o755 if made.is_dir() else 0o644)
+    reader = RenderContext(project="p", namespace="proj-outputs", pipeline="pipe", run_id=6, task="read",
+                           attempt=1, service_account="runner")
+    manifests = render(get_template("python"), {"script": READER}, reader)
+    job = next(m for m in manifests if m["kind"] == "Job")
+    outputs.mount_read_only(job["spec"]["template"]["spec"])
+    ref = backend.submit(manifests)
+    assert backend.wait(ref, timeout=60).state.value == "succeeded", [line.line for line in backend.logs(ref)]
+    lines = [line.line for line in backend.logs(ref)]
+    assert "READ ok" in lines
+    assert f"AT {outputs.MOUNT if mode == 'sandboxed' else host}" in lines
+    backend.cleanup(ref, _NoArchive())

@@ -103,6 +103,9 @@ def test_readers_mount_the_volume_read_only_and_are_not_writers():
         "name": "myapp-outputs", "mountPath": "/myapp/outputs", "readOnly": True}
     assert server["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][-1] == {
         "name": "myapp-outputs", "mountPath": "/myapp/outputs/7/train/1", "subPath": "7/train/1", "readOnly": True}
+    assert notebook["spec"]["template"]["spec"]["containers"][0]["env"] == [
+        {"name": "MYAPP_OUTPUTS", "value": "/myapp/outputs"}]  # where all of it is (a host folder unsandboxed)
+    assert "env" not in server["spec"]["template"]["spec"]["containers"][0]  # its model's path says where
     assert [mounted_dir([notebook]), mounted_dir([server])] == [None, None]  # nothing for the backend to make
     assert [read_only_dirs([notebook]), read_only_dirs([server])] == [[""], ["7/train/1"]]
     task = {"containers": [{"name": "main", "image": "python"}]}
@@ -114,6 +117,7 @@ def test_readers_mount_the_volume_read_only_and_are_not_writers():
     (stored,) = outputs_s3.to_store([notebook], store)
     spec = stored["spec"]["template"]["spec"]
     assert spec["volumes"] == [] and spec["containers"][0]["volumeMounts"] == [{"name": "x", "mountPath": "/x"}]
+    assert spec["containers"][0]["env"] == []  # no MYAPP_OUTPUTS: nothing there
     assert "initContainers" not in spec
     (stored,) = outputs_s3.to_store([server], store)  # a model server: its one attempt folder downloaded
     spec = stored["spec"]["template"]["spec"]

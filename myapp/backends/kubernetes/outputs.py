@@ -1,0 +1,122 @@
+"""A finished attempt's outputs read off the project's claim by a short-lived reader pod.
+
+The platform cannot mount a project's claim (docs/outputs.md); the worker runs the reader rendered by
+``myapp/rendering/kinds/outputs_reader.py`` in the attempt's namespace, waits for it, reads its log and
+deletes it, whatever happened. The reader is named after the task run, so a worker that died mid-way
+finds it again (409: adopted, the folder has not changed since the attempt ended); readers older than
+their deadline that no worker came back for are deleted by the next read in that namespace.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from ...contract import OUTPUTS_READER_LABEL
+from ...outputs_reader import Listing, ReaderOutputError, parse
+from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, reader_name, reader_pod
+from ..base import BackendError
+from .resources import KubeApi
+from .retry import KubeApiError
+
+DEFAULT_IMAGE = "python:3.12-slim"  # the reader needs a Python 3; MYAPP_OUTPUTS_READER_IMAGE for a mirror
+WAIT_SECONDS = 120.0  # how long the worker waits for a reader (pulling its image the first time included)
+# Waiting reasons no wait cures: the worker gives up at once instead of holding its pass for WAIT_SECONDS.
+HOPELESS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError",
+                      "CreateContainerError"})
+CONTAINER = "reader"
+log = logging.getLogger(__name__)
+
+
+class ReaderHost(Protocol):
+    """What the reader needs of the KubernetesBackend (backend.py imports this module, so not the class)."""
+
+    api: KubeApi
+    poll_interval: float
+
+    def _retry(self, what: str, fn: Callable[[], Any]) -> Any: ...
+
+    def read_pod(self, namespace: str, name: str) -> dict[str, Any]: ...
+
+    def read_container_log(self, namespace: str, pod: str, container: str) -> str: ...
+
+
+def image() -> str:
+    return os.environ.get("MYAPP_OUTPUTS_READER_IMAGE", "").strip() or DEFAULT_IMAGE
+
+
+def fetch(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str, into: Path,
+          wait: float = WAIT_SECONDS) -> Listing:
+    """What the attempt's folder holds, its files copied into ``into`` within the reader's bounds.
+    BackendError when the reader cannot run, fails or answers something incomplete."""
+    _sweep(backend, namespace)
+    pod = reader_pod(namespace, task_run_id, relative_dir, image())
+    name = pod["metadata"]["name"]
+    core: Any = backend.api.core  # the client's typed API, given plain data as everywhere in resources.py
+    try:
+        try:
+            backend._retry(f"create pod {name}", lambda: core.create_namespaced_pod(
+                namespace, body=pod, field_validation="Strict", **backend.api._opts()))
+        except KubeApiError as error:
+            if error.status != 409:  # 409: a worker that died mid-way made it; it reads the same folder
+                raise
+        phase = _wait(backend, namespace, name, wait)
+        text = backend.read_container_log(namespace, name, CONTAINER)
+        lines = [line.split(" ", 1)[1] if " " in line else "" for line in text.splitlines()]
+        if phase != "Succeeded":
+            raise BackendError(f"the outputs reader {name} {phase.lower()}: {' | '.join(lines[-3:]) or 'no output'}")
+        try:
+            return parse(lines, into)
+        except ReaderOutputError as exc:
+            raise BackendError(f"the outputs reader {name}: {exc}") from None
+    finally:
+        try:
+            _delete(backend, namespace, task_run_id)
+        except BackendError as exc:  # the answer stands; a later read in the namespace sweeps it
+            log.warning("outputs reader %s/%s left behind: %s", namespace, name, exc)
+
+
+def _wait(backend: ReaderHost, namespace: str, name: str, wait: float) -> str:
+    deadline = time.monotonic() + wait
+    while True:
+        pod = backend.read_pod(namespace, name)
+        phase = str((pod.get("status") or {}).get("phase") or "Pending")
+        if phase in ("Succeeded", "Failed"):
+            return phase
+        waiting = [(c.get("state") or {}).get("waiting") or {} for c in (pod.get("status") or {}).get(
+            "containerStatuses") or []]
+        hopeless = [w for w in waiting if w.get("reason") in HOPELESS]
+        if hopeless:
+            raise BackendError(f"the outputs reader {name} cannot start: {hopeless[0]['reason']}: "
+                               f"{hopeless[0].get('message') or ''}".rstrip(": "))
+        if time.monotonic() >= deadline:
+            raise BackendError(f"the outputs reader {name} did not finish within {wait:g} s (phase {phase})")
+        time.sleep(backend.poll_interval)
+
+
+def _sweep(backend: ReaderHost, namespace: str) -> None:
+    """Readers a crashed worker left behind: past their deadline and the wait, no one reads them any more."""
+    pods = backend._retry("list outputs readers", lambda: backend.api.list_pods(namespace, OUTPUTS_READER_LABEL))
+    cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=DEADLINE_SECONDS + WAIT_SECONDS)
+    for pod in pods:
+        label = str(((pod.get("metadata") or {}).get("labels") or {}).get(OUTPUTS_READER_LABEL, ""))
+        if label.isdigit() and _created(pod) < cutoff:
+            _delete(backend, namespace, int(label))
+
+
+def _delete(backend: ReaderHost, namespace: str, task_run_id: int) -> None:
+    """By label (deletecollection: the worker may not delete single pods by name, only select them)."""
+    backend._retry(f"delete pod {reader_name(task_run_id)}", lambda: backend.api.delete_pods(
+        namespace, f"{OUTPUTS_READER_LABEL}={int(task_run_id)}"))
+
+
+def _created(pod: dict[str, Any]) -> dt.datetime:
+    stamp = str((pod.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return dt.datetime.now(dt.UTC)  # unknown: not old

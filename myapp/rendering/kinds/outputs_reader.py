@@ -1,0 +1,52 @@
+"""The pod that reads one finished attempt's folder off the project's outputs claim (myapp/outputs_reader.py).
+
+Pure: plain data in, a Pod manifest out. It mounts its own namespace's claim read-only (the claim as a
+whole: a ``subPath`` the attempt never created would keep the pod from starting, as the kubelet cannot make
+the folder on a read-only mount) and reads the one folder it is given as an argument; runs as nobody under
+the restricted pod security every rendered pod has, with no API token, a read-only root filesystem and a
+deadline, so a reader the worker lost stops by itself.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
+from ...outputs import VOLUME
+from ...outputs_reader import command
+from ..security import RESTRICTED_POD, container_security
+
+NOBODY = 65534
+MOUNT = "/outputs"  # where the reader sees the project's claim
+DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")  # outputs.attempt_dir's
+DEADLINE_SECONDS = 300  # the kubelet stops a reader still running by then
+
+
+def reader_name(task_run_id: int) -> str:
+    return f"myapp-outputs-read-{int(task_run_id)}"
+
+
+def reader_pod(namespace: str, task_run_id: int, relative_dir: str, image: str) -> dict[str, Any]:
+    """The reader of task run ``task_run_id``'s folder ``relative_dir`` (``<run>/<task>/<attempt>``)."""
+    if not DIR.fullmatch(relative_dir):
+        raise ValueError(f"{relative_dir!r} is not an attempt's outputs folder")
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": reader_name(task_run_id), "namespace": namespace,
+                     "labels": {MANAGED_BY_LABEL: MANAGED_BY, OUTPUTS_READER_LABEL: str(int(task_run_id))}},
+        "spec": {
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": DEADLINE_SECONDS,
+            "automountServiceAccountToken": False,
+            "enableServiceLinks": False,
+            "securityContext": {**RESTRICTED_POD, "runAsUser": NOBODY, "runAsGroup": NOBODY},
+            "containers": [{
+                "name": "reader", "image": image, "command": command(f"{MOUNT}/{relative_dir}"),
+                "securityContext": container_security({"readOnlyRootFilesystem": True}),
+                "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
+                              "limits": {"cpu": "1", "memory": "256Mi"}},
+                "volumeMounts": [{"name": VOLUME, "mountPath": MOUNT, "readOnly": True}],
+            }],
+            "volumes": [{"name": VOLUME, "persistentVolumeClaim": {"claimName": VOLUME, "readOnly": True}}],
+        },
+    }
