@@ -50,6 +50,7 @@ TARGET_START_S = 5.0  # a new run in another project, p95, during the load phase
 TARGET_CANCEL_S = 2.0  # every cancel, during the load phase
 QUICK = {"runs": 20, "long_runs": 100, "minutes": 0.2, "probe_every": 1.0, "workers": 2, "timeout": 120}
 BROKERS = ("embedded", "redis")
+PHASES = ("throughput", "load")
 
 
 def parse_args() -> argparse.Namespace:
@@ -66,6 +67,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--redis", default="redis://127.0.0.1:6379/14")
     p.add_argument("--timeout", type=float, default=1200, help="throughput phase: give up after this many seconds")
+    p.add_argument("--phases", nargs="+", choices=PHASES, default=list(PHASES),
+                   help="throughput (with its inline baseline) and/or load (new runs and cancels)")
     p.add_argument("--quick", action="store_true",
                    help="{runs} runs, {long_runs} long runs for {minutes} min, {workers} threads".format(**QUICK))
     args = p.parse_args()
@@ -275,6 +278,89 @@ def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: Trans
     return out
 
 
+class CancelTrace:
+    """Where a cancel's time goes: sent, the worker's consumer received its message (prefetched),
+    a pool thread started it, the controller's cancel began, the run-row lock was held, the run was
+    cancelled. Wall-clock seconds per run id; the slow ones are printed stage by stage."""
+
+    STAGES = ("sent", "received", "started", "cancel", "locked", "done")
+
+    def __init__(self):
+        self.times: dict[int, dict[str, float]] = {}
+        self.lock = threading.Lock()
+        self._undo: list = []
+
+    def mark(self, run_id: int, stage: str) -> None:
+        with self.lock:
+            if run_id in self.times:
+                self.times[run_id].setdefault(stage, time.time())
+
+    def sent(self, run_id: int) -> None:
+        with self.lock:
+            self.times[run_id] = {"sent": time.time()}
+
+    def install(self) -> None:
+        from celery import signals
+
+        from myapp.pipelines.controller import RunController
+
+        def received(request=None, **_):
+            if request is not None and request.name == "myapp.cancel_run":
+                self.mark(request.args[0], "received")
+
+        def prerun(task=None, args=None, **_):
+            if task is not None and task.name == "myapp.cancel_run":
+                self.mark(args[0], "started")
+
+        signals.task_received.connect(received, weak=False)
+        signals.task_prerun.connect(prerun, weak=False)
+        cancel, locked = RunController.cancel, RunController._cancel_locked
+
+        def traced_cancel(controller, run_id, reason="cancelled by user"):
+            self.mark(run_id, "cancel")
+            return cancel(controller, run_id, reason)
+
+        def traced_locked(controller, run, reason):
+            self.mark(run.id, "locked")
+            locked(controller, run, reason)
+            self.mark(run.id, "done")
+
+        RunController.cancel, RunController._cancel_locked = traced_cancel, traced_locked  # type: ignore[method-assign]
+
+        def undo():
+            signals.task_received.disconnect(received)
+            signals.task_prerun.disconnect(prerun)
+            RunController.cancel, RunController._cancel_locked = cancel, locked  # type: ignore[method-assign]
+        self._undo.append(undo)
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def slow(self, over: float) -> list[str]:
+        """One line per cancel that took longer than `over` seconds: each stage's share."""
+        lines = []
+        for run_id, t in sorted(self.times.items()):
+            if "done" not in t or t["done"] - t["sent"] <= over:
+                continue
+            steps, before = [], t["sent"]
+            for stage in self.STAGES[1:]:
+                if stage in t:
+                    steps.append(f"{stage} +{t[stage] - before:.3f}")
+                    before = t[stage]
+            lines.append(f"run {run_id}: {t['done'] - t['sent']:.2f} s: " + ", ".join(steps))
+        return lines
+
+    def stage_p95(self) -> str:
+        """p95 and max of each stage over every traced cancel."""
+        out = []
+        # sent->cancel whichever took it: the pool (received, started) or the worker's action lane (neither).
+        for a, b in [("sent", "cancel"), *zip(self.STAGES, self.STAGES[1:], strict=False)]:
+            d = sorted(t[b] - t[a] for t in self.times.values() if a in t and b in t)
+            out.append(f"{a}->{b} p95 {pct(d, 0.95) * 1000:.0f} ms, max {max(d, default=float('nan')) * 1000:.0f} ms")
+        return "; ".join(out)
+
+
 def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
     """`--long-runs` runs that never end, for `--minutes`: the queue length, new runs' start latency
     and cancel latency meanwhile."""
@@ -303,6 +389,8 @@ def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
         return original(self, run_id)
 
     RunController.reconcile = counted  # type: ignore[method-assign]
+    trace = CancelTrace()
+    trace.install()
     celery = make_broker(app, broker, args)
     probes: list[int] = []
     cancels: dict[int, dt.datetime] = {}
@@ -327,6 +415,7 @@ def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
                     request(celery, [run.id], ACTIONS_QUEUE)
                     victim = to_cancel.pop()
                     cancels[victim] = utcnow()
+                    trace.sent(victim)
                     celery.send_task("myapp.cancel_run", args=[victim], queue=ACTIONS_QUEUE)
             seconds = time.monotonic() - started
             # The last probes and cancels get up to 30 s to take effect, then the workers stop.
@@ -348,7 +437,10 @@ def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
             celery.control.purge()  # what is left of the long runs' polls: the workers stop after their tasks
     finally:
         RunController.reconcile = original  # type: ignore[method-assign]
-    return load_figures(app, long_ids, probes, cancels, beat.lengths, reconciles["n"], seconds, backend)
+        trace.uninstall()
+    figures = load_figures(app, long_ids, probes, cancels, beat.lengths, reconciles["n"], seconds, backend)
+    figures["cancel_stages"], figures["cancel_slow"] = trace.stage_p95(), trace.slow(1.0)
+    return figures
 
 
 def load_figures(app, long_ids, probes, cancels, lengths, reconciles, seconds, backend) -> dict:
@@ -423,6 +515,9 @@ def show_load(label: str, m: dict) -> None:
     print(f"{'':<22} new run in another project -> started: p50 {m['start_p50']:.2f} s, p95 {m['start_p95']:.2f} s "
           f"({m['probes']} runs); cancel -> cancelled: p95 {m['cancel_p95']:.2f} s, max {m['cancel_max']:.2f} s "
           f"({m['cancels']} cancels)")
+    print(f"{'':<22} cancel stages: {m['cancel_stages']}")
+    for line in m["cancel_slow"]:
+        print(f"{'':<22} slow cancel {line}")
     for problem in m["problems"]:
         print(f"{'':<22} PROBLEM {problem}")
 
@@ -462,33 +557,47 @@ def main() -> int:
         counter.install()
         key = ("default", app.config["MYAPP_BACKEND"])
         backend = registry._backends[key] = FakeBackend()
-        baseline_ids = seed(app, max(10, args.runs // 10), args.tasks)
-        counter.take()  # seeding changes no state; start from zero all the same
-        base = run_inline(app, baseline_ids, args.tasks, counter, backend)
-        results = {}
+        throughput_phase, load_phase = "throughput" in args.phases, "load" in args.phases
+        base = None
+        if throughput_phase:
+            baseline_ids = seed(app, max(10, args.runs // 10), args.tasks)
+            counter.take()  # seeding changes no state; start from zero all the same
+            base = run_inline(app, baseline_ids, args.tasks, counter, backend)
+        results: dict[str, tuple[dict | None, dict | None]] = {}
         for broker in args.brokers:
-            clear(app)
-            backend = registry._backends[key] = FakeBackend()
-            run_ids = seed(app, args.runs, args.tasks, f"bench-{broker}")
-            counter.take()
-            throughput = run_celery(app, run_ids, args, counter, backend, broker)
-            clear(app)
-            backend = registry._backends[key] = FakeBackend()
-            results[broker] = throughput, run_load(app, args, backend, broker)
+            throughput = load = None
+            if throughput_phase:
+                clear(app)
+                backend = registry._backends[key] = FakeBackend()
+                run_ids = seed(app, args.runs, args.tasks, f"bench-{broker}")
+                counter.take()
+                throughput = run_celery(app, run_ids, args, counter, backend, broker)
+            if load_phase:
+                clear(app)
+                backend = registry._backends[key] = FakeBackend()
+                load = run_load(app, args, backend, broker)
+            results[broker] = throughput, load
         print(f"{args.runs} runs x {args.tasks} tasks, then {args.long_runs} unfinished runs for {args.minutes:g} min; "
               f"{args.db}; {args.workers} Celery worker threads; tick {app.config['MYAPP_TICK_SECONDS']:g} s; "
-              f"{os.cpu_count()} cpus")
-        show("baseline (inline loop)", base)
-        broken = bool(base["problems"])
+              f"{os.cpu_count()} cpus; phases {' '.join(args.phases)}; action lane {app.config['MYAPP_ACTION_LANE']}")
+        broken = False
+        if base is not None:
+            show("baseline (inline loop)", base)
+            broken |= bool(base["problems"])
         for broker, (throughput, load) in results.items():
-            ratio = throughput["transitions"] / throughput["seconds"] / (base["transitions"] / base["seconds"])
-            show(f"Celery, {broker}", throughput)
-            print(f"{'':<22} throughput vs baseline: {ratio:.2f}x; queue length max {throughput['queue_max']}")
-            show_load(f"load, {broker}", load)
-            throughput["ratio"] = ratio
-            broken |= bool(throughput["problems"] or load["problems"])
+            if throughput is not None and base is not None:
+                ratio = throughput["transitions"] / throughput["seconds"] / (base["transitions"] / base["seconds"])
+                show(f"Celery, {broker}", throughput)
+                print(f"{'':<22} throughput vs baseline: {ratio:.2f}x; queue length max {throughput['queue_max']}")
+                throughput["ratio"] = ratio
+                broken |= bool(throughput["problems"])
+            if load is not None:
+                show_load(f"load, {broker}", load)
+                broken |= bool(load["problems"])
         for broker, (throughput, load) in results.items():
-            bad = bool(throughput["problems"] or load["problems"])
+            if load is None:
+                continue
+            bad = bool(load["problems"] or (throughput or {}).get("problems"))
             bound = args.long_runs + 2 * load["probes"]  # one pending reconcile per run, plus user actions
             print(f"target {broker}: queue length <= {bound} (one per unfinished run): "
                   f"{verdict(load['queue_max'] <= bound, bad)} (max {load['queue_max']})")
@@ -496,8 +605,8 @@ def main() -> int:
                   f"{verdict(load['start_p95'] <= TARGET_START_S, bad)} ({load['start_p95']:.2f} s)")
             print(f"target {broker}: cancel takes effect <= {TARGET_CANCEL_S:g} s: "
                   f"{verdict(load['cancel_max'] <= TARGET_CANCEL_S, bad)} (max {load['cancel_max']:.2f} s)")
-        if "redis" in results:
-            throughput, load = results["redis"]
+        throughput = results.get("redis", (None, None))[0]
+        if throughput is not None:
             bad = bool(throughput["problems"])
             print(f"target redis: p95 upstream done -> submitted <= {TARGET_P95_MS:.0f} ms: "
                   f"{verdict(throughput['p95'] <= TARGET_P95_MS, bad)} ({throughput['p95']:.1f} ms)")

@@ -19,13 +19,29 @@ import kubernetes_validate
 import yaml
 
 HERE = Path(__file__).resolve().parent
-BUILDS = [HERE / "base", HERE / "projects" / "demo", HERE / "istio", HERE / "with-volcano"]
+BUILDS = [HERE / "base", HERE / "projects" / "demo", HERE / "istio", HERE / "with-volcano",
+          HERE / "with-node-discovery", HERE / "with-run-watch"]
 # The one cluster-wide grant, opt-in (components/volcano): the worker's account may create, read and
 # update Volcano Queues (cluster-scoped), nothing else cluster-wide; see install/README.md.
 VOLCANO_GRANT = "myapp-volcano-queues"
 VOLCANO_RULES = [{"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"],
                   "verbs": ["create", "get", "update"]}]
 VOLCANO_SUBJECTS = [{"kind": "ServiceAccount", "name": "myapp", "namespace": "myapp-system"}]
+# The second, also opt-in (components/node-discovery): the worker's account may list Nodes, to discover
+# a resource group's capacity (myapp/backends/kubernetes/capacity.py).
+NODES_GRANT = "myapp-node-reader"
+NODES_RULES = [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}]
+# The third, also opt-in (components/run-watch): the beat's own account may list and watch what the
+# platform submits across namespaces (myapp/backends/kubernetes/watch.py), read-only.
+WATCH_GRANT = "myapp-run-watch"
+WATCH_RULES = [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+               {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "watch"]},
+               {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs", "pytorchjobs", "xgboostjobs", "mpijobs"],
+                "verbs": ["list", "watch"]},
+               {"apiGroups": ["batch.volcano.sh"], "resources": ["jobs"], "verbs": ["list", "watch"]}]
+WATCH_SUBJECTS = [{"kind": "ServiceAccount", "name": "myapp-watch", "namespace": "myapp-system"}]
+CLUSTER_GRANTS = {VOLCANO_GRANT: VOLCANO_RULES, NODES_GRANT: NODES_RULES, WATCH_GRANT: WATCH_RULES}  # exactly these
+GRANT_SUBJECTS = {VOLCANO_GRANT: VOLCANO_SUBJECTS, NODES_GRANT: VOLCANO_SUBJECTS, WATCH_GRANT: WATCH_SUBJECTS}
 
 
 def build(path: Path) -> str:
@@ -55,7 +71,8 @@ def documents() -> list[tuple[str, dict]]:
 def rbac_problems(doc: dict) -> list[str]:
     """Least privilege: no wildcard in any rule, no escalate/impersonate, bind only by name, no
     binding to cluster-admin and no cluster-wide binding (roles are bound per namespace) but the
-    Volcano Queue one, exactly as components/volcano has it."""
+    Volcano Queue one, the Node reading one and the beat's watches, exactly as components/volcano,
+    components/node-discovery and components/run-watch have them."""
     problems = []
     for rule in doc.get("rules") or []:
         for key in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
@@ -70,13 +87,14 @@ def rbac_problems(doc: dict) -> list[str]:
         problems.append("binds cluster-admin")
     name = (doc.get("metadata") or {}).get("name")
     if doc.get("kind") == "ClusterRoleBinding" and not (
-            name == VOLCANO_GRANT and doc.get("subjects") == VOLCANO_SUBJECTS
+            name in CLUSTER_GRANTS and doc.get("subjects") == GRANT_SUBJECTS[name]
             and doc.get("roleRef") == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                       "name": VOLCANO_GRANT}):
-        problems.append("a cluster-wide binding (bind ClusterRoles per namespace with a RoleBinding; the one "
-                        f"exception is {VOLCANO_GRANT}, the worker's Volcano Queues)")
-    if doc.get("kind") == "ClusterRole" and name == VOLCANO_GRANT and doc.get("rules") != VOLCANO_RULES:
-        problems.append(f"{VOLCANO_GRANT} is bound cluster-wide: it may grant {VOLCANO_RULES} and nothing else")
+                                       "name": name}):
+        problems.append("a cluster-wide binding (bind ClusterRoles per namespace with a RoleBinding; the "
+                        f"exceptions are {VOLCANO_GRANT}, the worker's Volcano Queues, {NODES_GRANT}, "
+                        f"its reading of Nodes, and {WATCH_GRANT}, the beat's watches)")
+    if doc.get("kind") == "ClusterRole" and name in CLUSTER_GRANTS and doc.get("rules") != CLUSTER_GRANTS[name]:
+        problems.append(f"{name} is bound cluster-wide: it may grant {CLUSTER_GRANTS[name]} and nothing else")
     return problems
 
 

@@ -1,12 +1,17 @@
 """Celery configured from the Flask app; every task runs inside an app context."""
 from __future__ import annotations
 
+import logging
+import threading
+import weakref
 from typing import Any
 
-from celery import Celery, Task
+from celery import Celery, Task, signals
 from flask import Flask
 
 from . import broker  # noqa: F401 - registers the embedded transport (myappfs://)
+
+log = logging.getLogger(__name__)
 
 
 def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: bool = True) -> Celery:
@@ -29,4 +34,108 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
     celery.conf.beat_schedule_filename = f"{app.config['INSTANCE_PATH']}/celerybeat-schedule"
     if default:
         celery.set_default()
+    if app.config.get("MYAPP_KUBERNETES_WATCH", True):
+        _WATCHING[celery] = app
+    if app.config.get("MYAPP_ACTION_LANE", True):
+        _LANES.add(celery)
     return celery
+
+
+# The apps whose beat watches Kubernetes clusters and whose workers run an ActionLane; the signals are
+# process-wide, connected once below, and ask these (weakly held: tests make many apps).
+_WATCHING: weakref.WeakKeyDictionary[Celery, Flask] = weakref.WeakKeyDictionary()
+_LANES: weakref.WeakSet[Celery] = weakref.WeakSet()
+
+
+@signals.beat_init.connect
+def _start_watches(sender: Any = None, **_: Any) -> None:
+    """In the beat process (exactly one per platform): Kubernetes watch events (tasks.watch_clusters),
+    in a daemon thread that ends with the process."""
+    celery = getattr(sender, "app", None)
+    app = _WATCHING.get(celery) if isinstance(celery, Celery) else None
+    if app is None:
+        return
+    from .tasks import watch_clusters
+
+    threading.Thread(target=watch_clusters, args=(app, celery, threading.Event()), name="kubernetes watches",
+                     daemon=True).start()
+
+
+@signals.worker_process_init.connect
+def _lane_in_pool_process(**_: Any) -> None:
+    """A prefork / solo pool process of the worker's app (the current one): its lane, after the fork
+    (a lane's database connections must not be shared with forked children)."""
+    from celery import current_app
+
+    celery = current_app._get_current_object()
+    if celery in _LANES:
+        _start_lane(celery)
+
+
+@signals.worker_init.connect
+def _lane_in_worker(sender: Any = None, **_: Any) -> None:
+    """A worker whose tasks run in threads of its own process: the lane there."""
+    celery = getattr(sender, "app", None)
+    if isinstance(celery, Celery) and celery in _LANES and "threads" in str(getattr(sender, "pool_cls", "")).lower():
+        _start_lane(celery)
+
+
+def _start_lane(celery: Celery) -> None:
+    """An ActionLane for this app in this process, stopped with the worker."""
+    from .config import ACTIONS_QUEUE
+
+    lane = ActionLane(celery, ACTIONS_QUEUE)
+    lane.start()
+
+    def stop(sender: Any = None, **_: Any) -> None:
+        lane.stop.set()
+        lane.join(5.0)
+        signals.worker_shutdown.disconnect(stop)
+        signals.worker_process_shutdown.disconnect(stop)
+    signals.worker_shutdown.connect(stop, weak=False)
+    signals.worker_process_shutdown.connect(stop, weak=False)
+
+
+class ActionLane(threading.Thread):
+    """User actions (a new run, a cancel: the actions queue) taken by a thread of their own in each
+    worker, beside the pool. The pool takes them too, but only when one of its threads is free: with
+    every thread on a background reconcile (the load a backfill makes), a cancel waited in the broker
+    for the next one to end, seconds on a loaded machine. Runs each task as the pool would (its app
+    context) and acknowledges it after, as acks_late does; a worker killed meanwhile leaves it to the
+    broker to deliver again (every action is idempotent)."""
+
+    def __init__(self, celery: Celery, queue: str):
+        super().__init__(name="action lane", daemon=True)
+        self.celery, self.queue = celery, queue
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        from kombu import Queue
+
+        while not self.stop.is_set():
+            try:
+                with self.celery.connection_for_read() as conn, \
+                        conn.Consumer(queues=[Queue(self.queue)], callbacks=[self._handle], accept=["json"],
+                                      prefetch_count=1):
+                    while not self.stop.is_set():
+                        try:
+                            conn.drain_events(timeout=1.0)
+                        except TimeoutError:  # socket.timeout: nothing came; look at the stop flag
+                            pass
+            except Exception as error:  # the broker away: connect again; the pool still serves the queue
+                log.warning("action lane: broker connection lost (%s); again in 1 s", error)
+                self.stop.wait(1.0)
+
+    def _handle(self, body: Any, message: Any) -> None:
+        name = (message.headers or {}).get("task")
+        try:
+            task = self.celery.tasks.get(name) if name else None
+            if task is None:
+                log.error("action lane: unknown task %r dropped", name)
+            else:
+                args, kwargs, _ = body
+                task(*args, **kwargs)
+        except Exception:  # as the pool does: logged, acknowledged
+            log.exception("action lane: %s failed", name)
+        finally:
+            message.ack()

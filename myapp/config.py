@@ -166,6 +166,12 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MYAPP_UI_DIR": os.environ.get("MYAPP_UI_DIR"),
         # How often beat requests the runs whose timer is due (polls, retries, timeouts: myapp/reconcile_requests.py).
         "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
+        # Resource groups with discover_nodes: their Nodes listed again at most this often (capacity.py).
+        "MYAPP_NODE_DISCOVERY_SECONDS": float(os.environ.get("MYAPP_NODE_DISCOVERY_SECONDS", "60")),
+        # Each worker takes user actions (new runs, cancels) in a thread of their own besides its pool
+        # (celery_app.ActionLane); the beat process watches Kubernetes clusters (backends/kubernetes/watch.py).
+        "MYAPP_ACTION_LANE": os.environ.get("MYAPP_ACTION_LANE", "1") not in ("0", "false", "no"),
+        "MYAPP_KUBERNETES_WATCH": os.environ.get("MYAPP_KUBERNETES_WATCH", "1") not in ("0", "false", "no"),
         # A backend call that keeps failing (unreachable cluster): submit is tried this many times, status
         # polling of a submitted attempt MYAPP_STATUS_ATTEMPTS times, waiting MYAPP_BACKEND_RETRY_SECONDS,
         # doubling up to a minute, between tries; then the attempt fails with the reason (the task's
@@ -201,7 +207,8 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         # The Prometheus holding Istio's request figures of inference services on Kubernetes
         # (myapp/serving/prometheus.py); empty: their figures answer empty.
         "MYAPP_PROMETHEUS_URL": os.environ.get("MYAPP_PROMETHEUS_URL", ""),
-        # KServe is installed on the cluster: inference services there are KServe InferenceServices.
+        # The serving engine of Kubernetes clusters created without one: kserve (else deployments);
+        # each cluster's own `serving_engine` decides (docs/serving.md "With KServe").
         "MYAPP_SERVING_KSERVE": env_flag("MYAPP_SERVING_KSERVE", False),
     }
     config.update(overrides)

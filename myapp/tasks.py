@@ -6,7 +6,10 @@ task but heartbeat keeps a result (storing one cost more than a reconcile on the
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import socket
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +22,9 @@ from .extensions import db
 from .models import PipelineRun, WorkerHeartbeat, utcnow
 from .models.list_count import fold as fold_list_counts
 
+log = logging.getLogger(__name__)
 MAX_ROUNDS = 5  # reconcile() calls per task while the run has more to do at once (its MAX_PASSES ran out)
+WATCH_BEAT = 10  # seconds a "this cluster is watched" mark lasts in the shared cache, renewed every third
 
 
 @shared_task(name="myapp.heartbeat")
@@ -99,7 +104,80 @@ def tick(self) -> int:
     _request_builds(self.app)
     with db.engine.begin() as connection:
         fold_list_counts(connection)  # the lists' kept counts: one row per key again (models/list_count.py)
+    _discover_nodes(self.app)
     return len(reconcile_requests.request_due(self.app))
+
+
+def _discover_nodes(app: Any) -> None:
+    """Resource groups whose capacity is discovered: their clusters' Nodes listed again when due."""
+    from flask import current_app  # `app` is the Celery app (tick's self.app): the setting is Flask's
+
+    from .backends.kubernetes.capacity import discover_due
+    from .backends.registry import backend_for_group
+
+    discover_due(utcnow(), backend_for_group, float(current_app.config.get("MYAPP_NODE_DISCOVERY_SECONDS", 60.0)))
+
+
+def watch_clusters(app: Any, celery: Any, stop: threading.Event, rescan: float = 60.0) -> None:
+    """The beat process's loop (one per platform): every Kubernetes cluster's objects watched
+    (backends/kubernetes/watch.py), and the runs whose objects changed requested as the events come,
+    instead of at their next poll. Clusters are looked up again every `rescan` seconds; runs whose
+    request failed (the database away) are kept for the next round."""
+    from .backends.kubernetes import KubernetesBackend
+    from .models import Cluster, ClusterKind
+
+    notify = threading.Event()
+    watched: dict[int, KubernetesBackend] = {}
+    pending: set[int] = set()
+    next_scan = next_beat = 0.0
+    try:
+        while not stop.is_set():
+            if time.monotonic() >= next_beat:
+                next_beat = time.monotonic() + WATCH_BEAT / 3
+                _say_watched(app, watched)
+            if time.monotonic() >= next_scan:
+                next_scan = time.monotonic() + rescan
+                try:
+                    with app.app_context():
+                        clusters = {c.id: c for c in db.session.scalars(
+                            sa.select(Cluster).where(Cluster.kind == ClusterKind.KUBERNETES))}
+                        for gone in set(watched) - set(clusters):
+                            watched.pop(gone).close()
+                        for cluster_id in set(clusters) - set(watched):
+                            backend = KubernetesBackend.from_cluster(clusters[cluster_id])
+                            backend.start_watch(notify=notify)
+                            watched[cluster_id] = backend
+                        db.session.rollback()
+                except Exception:  # a bad kubeconfig or the database away: next scan
+                    log.exception("watch: clusters not (all) watched")
+            if notify.wait(min(1.0, max(0.0, next_scan - time.monotonic()))) or pending:
+                notify.clear()
+                for backend in watched.values():
+                    pending |= backend.changed_runs()
+                try:
+                    with app.app_context():
+                        reconcile_requests.request(celery, pending, reconcile_requests.BACKGROUND_QUEUE)
+                    pending.clear()
+                except Exception:  # kept for the next round
+                    log.exception("watch: %d runs not requested yet", len(pending))
+                    stop.wait(1.0)
+    finally:
+        for backend in watched.values():
+            backend.close()
+
+
+def _say_watched(app: Any, watched: dict[int, Any]) -> None:
+    """In the shared cache, for WATCH_BEAT seconds: which clusters' watches are all open now (the
+    controller polls their attempts only as a safety net, pipelines/controller.WATCHED_POLL)."""
+    from .extensions import cache
+
+    try:
+        with app.app_context():
+            for backend in watched.values():
+                if backend.watch_key and backend.events_live():
+                    cache.set(backend.watch_key, time.time(), timeout=WATCH_BEAT)
+    except Exception:  # the cache away: the controller keeps its short polls
+        log.exception("watch: could not say which clusters are watched")
 
 
 def _request_builds(celery: Any) -> None:
@@ -124,11 +202,12 @@ def reconcile_service(self, service_id: int) -> bool:
     is looked at again in a second (beat's tick also requests the ones whose next look is due)."""
     from flask import current_app
 
-    from .backends.registry import default_backend, log_archive
+    from .backends.registry import backend_for_group, log_archive
     from .serving.controller import ServingController
 
-    controller = ServingController(lambda service: default_backend(), current_app.config["SECRET_KEY"], log_archive(),
-                                   kserve=current_app.config.get("MYAPP_SERVING_KSERVE", False))
+    # Its resource group's cluster (backend and serving engine), else the platform's default backend.
+    controller = ServingController(lambda service: backend_for_group(service.resource_group_id),
+                                   current_app.config["SECRET_KEY"], log_archive())
     settled = controller.reconcile(service_id)
     if not settled:
         self.app.send_task("myapp.reconcile_service", args=[service_id], queue=reconcile_requests.BACKGROUND_QUEUE,
@@ -147,10 +226,10 @@ def build_image(build_id: int) -> str | None:
 @shared_task(name="myapp.serving_release", ignore_result=True)
 def serving_release(item: dict) -> None:
     """Stop the servers of a service whose project was deleted (its row went with the project)."""
-    from .backends.registry import default_backend, log_archive
+    from .backends.registry import backend_for_group, log_archive
     from .serving.controller import release
 
-    release(item, default_backend(), log_archive())
+    release(item, backend_for_group(item.get("resource_group_id")), log_archive())
 
 
 @shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)

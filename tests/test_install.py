@@ -5,8 +5,9 @@ The manifests are read with PyYAML by following each kustomization's `resources`
 WORKER_CALLS / WEB_CALLS are what myapp/backends/kubernetes calls, derived by reading the code;
 the RBAC must equal them, and so must the requests the backend really makes against the
 API-server double when it runs every catalog template through its whole lifecycle.
-Nothing is granted cluster-wide, except by the opt-in components/volcano: QUEUE_CALLS on the
-cluster-scoped Volcano Queues, bound to the worker's account, and nothing more.
+Nothing is granted cluster-wide, except by the opt-in components: volcano (QUEUE_CALLS on the
+cluster-scoped Volcano Queues, bound to the worker's account), node-discovery (list nodes, the worker)
+and run-watch (list and watch what the platform submits, the beat's own account), and nothing more.
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ Grants = dict[tuple[str, str], set[str]]
 #           delete_pods = deletecollection (cancel, cleanup); pods/log: read_log, stream_log
 #   metrics.k8s.io pods: pod_metrics (metrics() without Prometheus)
 #   secrets put_secret = create, or update (replace) on 409; delete_secret: a run's token Secret, never read
+#   pods    fetch_outputs (kubernetes/outputs.py): create the outputs reader, get it, read its log, deletecollection
 # Never called: watch, events, configmaps (KINDS has ConfigMap, no template renders one), get/list of secrets.
 WORKLOADS = {("batch", "jobs"), ("apps", "deployments"), ("batch.volcano.sh", "jobs"),
              ("serving.kserve.io", "inferenceservices"),
@@ -68,7 +70,7 @@ WORKER_CALLS: Grants = {
     ("networking.istio.io", "virtualservices"): {"create", "get", "patch", "delete"},
     ("security.istio.io", "authorizationpolicies"): {"create", "get", "delete"},
     ("", "persistentvolumeclaims"): {"create", "get", "delete"},
-    ("", "pods"): {"get", "list", "deletecollection"},
+    ("", "pods"): {"create", "get", "list", "deletecollection"},
     ("", "pods/log"): {"get"},
     ("metrics.k8s.io", "pods"): {"list"},
     ("", "secrets"): {"create", "update", "delete"},
@@ -77,9 +79,10 @@ WORKER_CALLS: Grants = {
 # group's Queue (_apply_shared): create; on 409 get; update (PUT) when its spec changed. Never listed,
 # watched, patched or deleted (the group's jobs share it).
 QUEUE_CALLS: Grants = {("scheduling.volcano.sh", "queues"): {"create", "get", "update"}}
-# Written by the platform itself, not rendered from a template: the run's token Secret, and the KServe
+# Written by the platform itself, not rendered from a catalog template: the run's token Secret, and the KServe
 # InferenceService the serving controller renders where KServe is installed (myapp/serving/manifests.kserve).
-PLATFORM_WRITTEN = {("", "secrets"), ("serving.kserve.io", "inferenceservices")}
+# And the reader pod of an ended attempt's outputs on the project's claim (rendering/kinds/outputs_reader.py).
+PLATFORM_WRITTEN = {("", "secrets"), ("serving.kserve.io", "inferenceservices"), ("", "pods")}
 # The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
 WEB_CALLS: Grants = {("", "pods"): {"list"}, ("", "pods/log"): {"get"}, ("metrics.k8s.io", "pods"): {"list"}}
 # Rights that hand out rights, run code in others' pods or reach past a namespace: never to the platform.
@@ -108,7 +111,8 @@ def documents(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
         docs += documents((folder / entry).resolve())
         for patch in kustomization((folder / entry).resolve()).get("patches") or []:
             for _, doc in docs:
-                if doc["kind"] == patch["target"]["kind"]:
+                target, name = patch["target"], doc["metadata"]["name"]
+                if doc["kind"] == target["kind"] and target.get("name", name) == name:
                     json_patch(doc, yaml.safe_load(patch["patch"]))
     return docs
 
@@ -144,7 +148,11 @@ DEMO = documents(INSTALL / "projects" / "demo")
 ISTIO = documents(INSTALL / "istio")
 VOLCANO = documents(INSTALL / "components" / "volcano")
 WITH_VOLCANO = documents(INSTALL / "with-volcano")
-EVERYTHING = [*BASE, *COMPONENT, *DEMO, *ISTIO, *VOLCANO]
+NODES = documents(INSTALL / "components" / "node-discovery")  # opt-in: a group's capacity discovered
+WITH_NODES = documents(INSTALL / "with-node-discovery")
+WATCH = documents(INSTALL / "components" / "run-watch")  # opt-in: the beat's watches (no patch applied here)
+WITH_WATCH = documents(INSTALL / "with-run-watch")
+EVERYTHING = [*BASE, *COMPONENT, *DEMO, *ISTIO, *VOLCANO, *NODES, *WATCH]
 
 
 def test_install_manifests_validate():
@@ -189,14 +197,16 @@ def test_no_wildcard_escalation_or_cluster_wide_grant():
     """Nothing cluster-wide but the opt-in Volcano component's binding (test_the_volcano_component_...)."""
     for path, doc in EVERYTHING:
         where = f"{path.relative_to(INSTALL)}: {doc['kind']}/{doc['metadata']['name']}"
-        if (path, doc) not in VOLCANO:
+        if (path, doc) not in VOLCANO and (path, doc) not in NODES and (path, doc) not in WATCH:
             assert doc["kind"] != "ClusterRoleBinding", f"{where}: roles are bound per namespace"
         assert (doc.get("roleRef") or {}).get("name") not in ("cluster-admin", "admin", "edit"), where
         for rule in doc.get("rules") or []:
             values = [v for key in ("apiGroups", "resources", "verbs", "resourceNames") for v in rule.get(key) or []]
             assert not any("*" in v for v in values), f"{where}: wildcard in {rule}"
             assert not set(rule["verbs"]) & {"escalate", "bind", "impersonate"}, f"{where}: {rule}"
-            assert not set(rule["resources"]) & SENSITIVE, f"{where}: {rule}"
+            # Reading nodes is the one exception, opt-in: components/node-discovery (list, nothing else).
+            sensitive = SENSITIVE - {"nodes"} if (path, doc) in NODES and set(rule["verbs"]) <= {"list"} else SENSITIVE
+            assert not set(rule["resources"]) & sensitive, f"{where}: {rule}"
             if "secrets" in rule["resources"]:  # reading them would reveal every credential of the namespace
                 assert not set(rule["verbs"]) & {"get", "list", "watch"}, f"{where}: {rule}"
 
@@ -236,6 +246,56 @@ def test_the_volcano_component_grants_the_queue_verbs_to_the_worker_and_nothing_
     assert 0 < priority["value"] < 1_000_000_000  # user range: below the system-* classes
     # The overlay is the base plus exactly these, unchanged.
     assert sorted(map(repr, (d for _, d in WITH_VOLCANO))) == sorted(map(repr, (d for _, d in [*BASE, *VOLCANO])))
+
+
+def test_the_node_discovery_component_lets_the_worker_list_nodes_and_nothing_else():
+    """Opt-in: a ClusterRole of exactly `list` on nodes (what capacity.py calls) bound cluster-wide to the
+    worker's account; validate.py refuses any more on that name; the overlay is the base plus these."""
+    from myapp.backends.kubernetes import capacity
+
+    assert kustomization(INSTALL / "components" / "node-discovery")["kind"] == "Component"
+    assert sorted((doc["kind"], doc["metadata"]["name"]) for _, doc in NODES) == [
+        ("ClusterRole", "myapp-node-reader"), ("ClusterRoleBinding", "myapp-node-reader")]
+    assert grants(by_kind(NODES, "ClusterRole")["myapp-node-reader"]) == {("", "nodes"): {"list"}}
+    assert "list_node(" in Path(capacity.__file__).read_text()  # the one call it grants
+    binding = by_kind(NODES, "ClusterRoleBinding")["myapp-node-reader"]
+    assert subject(binding) == ("ClusterRole", "myapp-node-reader", "ServiceAccount", "myapp", PLATFORM_NS)
+    rbac_problems = validate_module().rbac_problems
+    role = by_kind(NODES, "ClusterRole")["myapp-node-reader"]
+    assert rbac_problems(role) == [] and rbac_problems(binding) == []
+    assert rbac_problems({**role, "rules": [{**role["rules"][0], "verbs": ["list", "patch"]}]})
+    assert "a cluster-wide binding" in " ".join(rbac_problems({**binding, "subjects": [
+        {"kind": "ServiceAccount", "name": "myapp-web", "namespace": PLATFORM_NS}]}))
+    assert sorted(map(repr, (d for _, d in WITH_NODES))) == sorted(map(repr, (d for _, d in [*BASE, *NODES])))
+
+
+def test_the_run_watch_component_lets_the_beat_list_and_watch_what_the_platform_submits_and_nothing_else():
+    """Opt-in: a ClusterRole of exactly list+watch on the kinds watch.py follows, bound cluster-wide to an
+    account of its own that only the beat runs as (with its token); the worker and web are unchanged."""
+    from myapp.backends.kubernetes.watch import WATCHED
+
+    assert kustomization(INSTALL / "components" / "run-watch")["kind"] == "Component"
+    assert sorted((doc["kind"], doc["metadata"]["name"]) for _, doc in WATCH) == [
+        ("ClusterRole", "myapp-run-watch"), ("ClusterRoleBinding", "myapp-run-watch"),
+        ("ServiceAccount", "myapp-watch")]
+    watched = {("", "pods") if w.typed and w.typed[0] == "CoreV1Api" else ("batch", "jobs") if w.typed
+               else (w.custom[0], w.custom[2]) for w in WATCHED if w.typed or w.custom}
+    assert grants(by_kind(WATCH, "ClusterRole")["myapp-run-watch"]) == {kind: {"list", "watch"} for kind in watched}
+    binding = by_kind(WATCH, "ClusterRoleBinding")["myapp-run-watch"]
+    assert subject(binding) == ("ClusterRole", "myapp-run-watch", "ServiceAccount", "myapp-watch", PLATFORM_NS)
+    deployments = by_kind(WITH_WATCH, "Deployment")
+    beat = pod_spec(deployments["myapp-beat"])
+    assert (beat["serviceAccountName"], beat["automountServiceAccountToken"]) == ("myapp-watch", True)
+    for name in ("myapp-worker", "myapp-web"):
+        assert deployments[name] == by_kind(BASE, "Deployment")[name], name
+    assert pod_spec(by_kind(BASE, "Deployment")["myapp-beat"])["serviceAccountName"] == "myapp-no-api"
+    rbac_problems = validate_module().rbac_problems
+    role = by_kind(WATCH, "ClusterRole")["myapp-run-watch"]
+    assert rbac_problems(role) == [] and rbac_problems(binding) == []
+    assert rbac_problems({**role, "rules": [*role["rules"], {"apiGroups": [""], "resources": ["pods/log"],
+                                                            "verbs": ["get"]}]})
+    assert "a cluster-wide binding" in " ".join(rbac_problems({**binding, "subjects": [
+        {"kind": "ServiceAccount", "name": "myapp", "namespace": PLATFORM_NS}]}))
 
 
 def test_the_table_names_every_kind_the_catalog_renders():
@@ -360,6 +420,8 @@ def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
     for _ in range(2):
         k8s_backend.put_secret(NS, "myapp-run-999-token", {"token": "t"})
     k8s_backend.delete_secret(NS, "myapp-run-999-token")
+    # An ended attempt's outputs read off the project's claim: the reader pod created, read, its log, deleted.
+    assert k8s_backend.fetch_outputs(NS, 999, "999/python/1", tmp_path / "outputs").files == []
     assert observed(double.requests) == (WORKER_CALLS, QUEUE_CALLS)
 
 

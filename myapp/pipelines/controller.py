@@ -26,7 +26,7 @@ from ..admission import admit as admit_to_group
 from ..admission import recheck_after
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
 from ..contract import run_token_secret
-from ..extensions import db
+from ..extensions import cache, db
 from ..models import (
     Edge,
     InvalidTransition,
@@ -58,6 +58,9 @@ SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
 # seen finishing within a tick, long ones cost a poll per POLL_MAX each.
 POLL_MIN, POLL_FRACTION, POLL_MAX = 1.0, 0.1, 15.0
 BACKOFF_MAX = 60.0  # seconds between two tries of a failing backend call, at most
+# An active attempt on a cluster the beat watches (backends/kubernetes/watch.py): its changes request the
+# run as they happen; this poll is the safety net for what a watch misses.
+WATCHED_POLL = 30.0
 IDLE_RECHECK = 30.0  # a run waiting for another (admission, depends_on_past): the other's end requests it sooner
 # What a backend reports, as the state the task run takes: the one place the two enums meet.
 TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
@@ -85,11 +88,16 @@ class RunController:
         # Attempts failed with no retry left (task.failed webhooks), told after the pass's commit.
         self.on_task_failed = on_task_failed
         self._failed_for_good: list[TaskRun] = []
+        # Ended attempts whose outputs are on a Kubernetes claim, read after the pass's commit: the reader
+        # pod takes seconds (minutes pulling its image), which must not hold the run's lock (cancels wait on it).
+        self._claims_to_read: list[tuple[int, str, Backend]] = []
         # Attempts created in this pass, (task id, attempt number): submitted once their rows are committed.
         self._created: set[tuple[int, int]] = set()
         # Rows this pass reads more than once (pipeline, project, templates), referenced so that the
         # session's identity map (weak) keeps them until the pass's commit: one SELECT each, not one per use.
         self._held: list[object] = []
+        # Backends (id) this pass has put the run's token Secret on: once each (_put_token).
+        self._tokens_put: set[int] = set()
 
     # ---- public ---------------------------------------------------------------------------
     def reconcile(self, run_id: int) -> RunState | None:
@@ -218,7 +226,9 @@ class RunController:
     def _pass(self, run_id: int) -> bool:
         """One pass under the run-row lock; True if it changed something (another may go further)."""
         self._failed_for_good.clear()  # what a failed pass recorded was rolled back
+        self._claims_to_read.clear()
         self._created.clear()
+        self._tokens_put.clear()
         self._held = []  # expired by the last commit
         run = self._lock(run_id)
         if run is None or run.is_finished:
@@ -283,7 +293,8 @@ class RunController:
             if attempt.state in TASK_ACTIVE:
                 since = _aware(attempt.submitted_at or attempt.created_at)
                 age = (now - since).total_seconds()
-                times.append(now + dt.timedelta(seconds=min(POLL_MAX, max(POLL_MIN, age * POLL_FRACTION))))
+                poll = WATCHED_POLL if self._watched(task) else min(POLL_MAX, max(POLL_MIN, age * POLL_FRACTION))
+                times.append(now + dt.timedelta(seconds=poll))
                 if task.timeout:
                     times.append(since + dt.timedelta(seconds=task.timeout))
             elif attempt.state == TaskState.QUEUED:
@@ -294,6 +305,14 @@ class RunController:
                 times.append(_aware(attempt.finished_at)
                              + dt.timedelta(seconds=retry_delay(task.retry_delay, _failures(attempt))))
         return min(times)
+
+    def _watched(self, task: Task) -> bool:
+        """Does the beat watch the cluster this task runs on (its mark in the shared cache is fresh:
+        tasks.watch_clusters)? Its job's changes then request the run as they happen."""
+        if task.resource_group_id is None:
+            return False  # the default backend: local jobs report through their markers
+        key = getattr(self.backend_for(task), "watch_key", None)
+        return bool(key) and cache.get(key) is not None
 
     def _not_started(self, run: PipelineRun, verdict: str) -> bool:
         """A queued run that waits, or was skipped (finished: webhooks, and no further pass)."""
@@ -410,9 +429,16 @@ class RunController:
             self._failed_for_good.append(attempt)
 
     def _tell_task_failures(self) -> None:
+        """After a commit: the task.failed webhooks, and the outputs left on claims read (outside the lock)."""
         for attempt in self._failed_for_good:
             self.on_task_failed(attempt.id)
         self._failed_for_good.clear()
+        pending, self._claims_to_read = self._claims_to_read, []
+        for attempt_id, namespace, backend in pending:
+            ended = db.session.get(TaskRun, attempt_id)
+            if ended is not None:
+                outputs_store.record(ended, namespace, backend)
+                db.session.commit()
 
     def _args(self, run: PipelineRun, task: Task) -> dict:
         pipeline, project = self._rows(run)
@@ -477,13 +503,16 @@ class RunController:
     # ---- the run's platform API token (myapp/run_tokens.py) -------------------------------------
     def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend) -> None:
         """The run's token Secret, where an attempt that mounts it runs, before it is submitted
-        (the local backend reads it at submit). Put again on every such submit: idempotent, the
-        same token, and there even if an earlier put was lost with a crashed worker."""
-        if not run_tokens.mounts_token(attempt.manifests, run.id):
+        (the local backend reads it at submit). Put again by every pass that submits such an attempt:
+        idempotent, the same token, and there even if an earlier put was lost with a crashed worker;
+        once per backend in a pass however many attempts it submits (a read of the token row, a
+        signature and a backend call each)."""
+        if id(backend) in self._tokens_put or not run_tokens.mounts_token(attempt.manifests, run.id):
             return
         row = run_tokens.issue(run, self.now())  # a run started before run tokens existed gets one now
         namespace = self._rows(run)[1].namespace  # once per transaction, however many attempts
         backend.put_secret(namespace, run_token_secret(run.id), run_tokens.secret_data(row))
+        self._tokens_put.add(id(backend))
 
     def _revoke_token(self, run: PipelineRun) -> None:
         """In the transaction that ends the run: from its commit on, the API refuses the token."""
@@ -569,8 +598,10 @@ class RunController:
             attempt.exit_code = status.exit_code
         if new == TaskState.FAILED:
             self._failed(attempt, task)
-        if attempt.is_finished:
-            outputs_store.record(attempt, self._rows(run)[1].namespace)
+        if attempt.is_finished and outputs_store.on_claim(attempt):
+            self._claims_to_read.append((attempt.id, self._rows(run)[1].namespace, backend))
+        elif attempt.is_finished:
+            outputs_store.record(attempt, self._rows(run)[1].namespace, backend)
         if attempt.is_finished and self.archive is not None:
             try:
                 attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import tempfile
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client
@@ -15,6 +17,7 @@ from kubernetes import client
 from . import registry
 from .faults import Fault, Faults
 from .pods import make_pod, terminated_state
+from .readers import ReaderKubelet
 from .server import DoubleHTTPServer
 from .store import ApiError, Store, now_rfc3339
 
@@ -50,6 +53,8 @@ class ApiServerDouble:
     requests: list[Request] = field(default_factory=list)
     deletions: list[Deletion] = field(default_factory=list)
     log_lines: dict[tuple[str, str, str], list[tuple[int, str]]] = field(default_factory=dict)
+    # namespace -> the folder standing for its outputs claim, which reader pods read (readers.py)
+    claims: dict[str, Path] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._stopping = threading.Event()
@@ -57,6 +62,8 @@ class ApiServerDouble:
         self._server: DoubleHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._record_lock = threading.Lock()
+        self._empty_claim = tempfile.TemporaryDirectory(prefix="k8s-double-claim-")
+        self.readers = ReaderKubelet(self, Path(self._empty_claim.name))
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -65,6 +72,7 @@ class ApiServerDouble:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="k8s-double", daemon=True)
         self._thread.start()
+        self.readers.start()
         return self
 
     def stop(self) -> None:
@@ -75,6 +83,7 @@ class ApiServerDouble:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        self._empty_claim.cleanup()
 
     def __enter__(self) -> ApiServerDouble:
         return self.start()
@@ -124,6 +133,19 @@ class ApiServerDouble:
     def patch_metadata(self, api_version: str, kind: str, namespace: str, name: str,
                        metadata: dict[str, Any]) -> dict[str, Any]:
         return self.store.patch(registry.by_kind(api_version, kind), namespace, name, {"metadata": metadata})
+
+    def add_node(self, name: str, *, gpus: int = 0, cpu: str = "8", memory: str = "32Gi",
+                 labels: dict[str, str] | None = None, ready: bool = True, unschedulable: bool = False,
+                 taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        """A Node as the kubelet reports it: allocatable resources, the Ready condition, cordoned or not."""
+        allocatable = {"cpu": cpu, "memory": memory, "pods": "110", **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+        spec: dict[str, Any] = {"unschedulable": True} if unschedulable else {}
+        if taints:
+            spec["taints"] = taints
+        ready_condition = {"type": "Ready", "status": "True" if ready else "False"}
+        return self.put({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
+                         "spec": spec, "status": {"allocatable": allocatable, "capacity": allocatable,
+                                                  "conditions": [ready_condition]}})
 
     # --- pods, logs, metrics -------------------------------------------------------------
 
@@ -202,6 +224,10 @@ class ApiServerDouble:
     def drop_log_streams(self, namespace: str | None = None, pod: str | None = None) -> int:
         """Cut open follow streams (of one pod, or all) mid-way, as a broken connection would."""
         return self._cut(lambda s: s.kind == "log" and (pod is None or s.pod == (namespace, pod)))
+
+    def compact(self) -> int:
+        """etcd compaction: watches resuming from before now get 410 Gone (store.compact)."""
+        return self.store.compact()
 
     def drop_watches(self) -> int:
         return self._cut(lambda s: s.kind == "watch")

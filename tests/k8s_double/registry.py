@@ -38,6 +38,7 @@ BUILTINS = (
     ResourceType("", ("v1",), "configmaps", "ConfigMap", status_subresource=False),
     ResourceType("", ("v1",), "secrets", "Secret", status_subresource=False),
     ResourceType("", ("v1",), "persistentvolumeclaims", "PersistentVolumeClaim"),
+    ResourceType("", ("v1",), "nodes", "Node", namespaced=False),  # read by node discovery (capacity.py)
     ResourceType("batch", ("v1",), "jobs", "Job"),
     ResourceType("apps", ("v1",), "deployments", "Deployment"),
     ResourceType("apps", ("v1",), "statefulsets", "StatefulSet"),

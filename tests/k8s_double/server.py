@@ -309,6 +309,7 @@ class Route:
             return ((key[0], key[1]) == (self.rtype.group, self.rtype.plural) and self.ns in ("", key[2])
                     and labels_ok(obj["metadata"].get("labels")) and fields_ok(obj))
 
+        bookmarks = self.query.get("allowWatchBookmarks") in ("true", "1")
         with store.lock:
             since = self.query.get("resourceVersion")
             if since in (None, "", "0"):
@@ -317,9 +318,17 @@ class Route:
             else:
                 cursor = int(since)
                 backlog = []
+            expired = since not in (None, "", "0") and cursor < store.compacted_rv
         self.h.start_stream("application/json")
         sent = 0
         try:
+            if expired:  # as the API server: 200, then one ERROR event with a 410 Status, then the end
+                status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                          "reason": "Expired", "code": 410,
+                          "message": f"too old resource version: {cursor} ({store.compacted_rv})"}
+                self._send_line(json.dumps({"type": "ERROR", "object": status}).encode() + b"\n", sent)
+                self.h.end_stream()
+                return
             while True:
                 for event_type, obj in backlog:
                     line = json.dumps({"type": event_type, "object": self.out(dict(obj))}).encode() + b"\n"
@@ -336,6 +345,11 @@ class Route:
                                 break
                         remaining = deadline - time.monotonic()
                         if remaining <= 0:
+                            if bookmarks:  # as the API server before a timed-out watch closes
+                                mark = {"kind": self.rtype.kind, "apiVersion": self.api_version,
+                                        "metadata": {"resourceVersion": str(cursor)}}
+                                self._send_line(json.dumps({"type": "BOOKMARK", "object": mark}).encode() + b"\n",
+                                                sent)
                             self.h.end_stream()
                             return
                         store.changed.wait(min(remaining, 0.1))

@@ -170,6 +170,15 @@ class Store:
         self.objects: dict[Key, dict[str, Any]] = {}
         self.events: list[Event] = []
         self.rv = 0
+        self.compacted_rv = 0  # watches from an older resourceVersion get 410 Gone (compact())
+
+    def compact(self) -> int:
+        """Forget the event history up to now, as etcd's compaction does: a watch resuming from an
+        older resourceVersion is answered 410 Gone and must list again. Returns the compacted version."""
+        with self.lock:
+            self.events.clear()
+            self.compacted_rv = self.rv
+            return self.rv
 
     def _bump(self, event_type: str, key: Key, obj: dict[str, Any]) -> None:
         self.rv += 1

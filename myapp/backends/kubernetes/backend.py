@@ -7,6 +7,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -15,6 +16,7 @@ from kubernetes import client, config
 from ... import outputs_s3
 from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
 from ...outputs import VOLUME as OUTPUTS_VOLUME
+from ...outputs_reader import Listing
 from ...rendering.pod import pod_templates
 from ..base import (
     Backend,
@@ -33,9 +35,11 @@ from ..base import (
 from . import adapters, notebooks
 from . import logs as logs_mod
 from . import metrics as metrics_mod
+from . import outputs as outputs_mod
 from . import retry as retry_mod
 from .resources import KubeApi, kind_of, pod_selector
 from .retry import KubeApiError, RetryPolicy
+from .watch import RunWatch
 
 # Objects other attempts may legitimately share by name (a stable Service, the traffic split of
 # a canary): on 409 they are brought to the submitted spec with a merge patch, not just adopted.
@@ -84,7 +88,8 @@ def _job_name(obj: Mapping[str, Any]) -> str:
     return obj["metadata"]["name"]
 
 
-class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: none yet)
+class KubernetesBackend(Backend):
+
     """The Backend protocol on one Kubernetes cluster (see docs/backends-kubernetes.md).
 
     ``api_client`` should come from a Configuration with ``retries = False`` (``from_cluster``
@@ -108,6 +113,10 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         self.api = KubeApi(api_client, retry.request_timeout)
         self._cancelled: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
+        self._watch: RunWatch | None = None  # in the beat process only (start_watch)
+        # The shared-cache key under which the beat says this cluster's watch is live (tasks.watch_clusters):
+        # the controller then polls its attempts as a slow safety net only. None: not a Cluster row's.
+        self.watch_key: str | None = None
 
     @classmethod
     def from_cluster(cls, cluster: Any, **kwargs: Any) -> KubernetesBackend:
@@ -115,7 +124,33 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
         return from_cluster(cluster, **kwargs)
 
     def close(self) -> None:
+        self.stop_watch()
         self.api_client.close()
+
+    # --- events (watch.py) ---------------------------------------------------------------
+
+    def start_watch(self, **kwargs: Any) -> RunWatch:
+        """Watch the cluster's platform objects from now on (once per process: the beat's);
+        changed_runs() then reports the runs whose objects changed."""
+        with self._lock:
+            if self._watch is None:
+                self._watch = RunWatch(self.api_client, **kwargs).start()
+            return self._watch
+
+    def stop_watch(self) -> None:
+        with self._lock:
+            running, self._watch = self._watch, None
+        if running is not None:
+            running.stop()
+
+    def events_live(self) -> bool:
+        """This process watches the cluster and every watch is open."""
+        return self._watch is not None and self._watch.live()
+
+    def changed_runs(self) -> set[int]:
+        """The runs whose Jobs, training jobs or pods changed since the last call (watch events);
+        none where this process does not watch: the controller's timers find those changes."""
+        return self._watch.changed_runs() if self._watch is not None else set()
 
     def _retry(self, what: str, fn: Callable[[], Any]) -> Any:
         return retry_mod.call(what, fn, self.retry, self.sleep)
@@ -379,6 +414,11 @@ class KubernetesBackend(Backend):  # subclassed for the defaults (changed_runs: 
             if error.status != 404:
                 raise
 
+    def fetch_outputs(self, namespace: str, task_run_id: int, relative_dir: str, into: Path) -> Listing:
+        """A finished attempt's folder on the project's outputs claim, copied into ``into`` by a
+        short-lived reader pod (outputs.py; docs/outputs.md)."""
+        return outputs_mod.fetch(self, namespace, task_run_id, relative_dir, into)
+
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's full log, then delete every submitted object and leftover pod.
         Idempotent: objects already gone are fine, and an existing archive is never replaced
@@ -424,4 +464,7 @@ def from_cluster(cluster: Any, *, config_file: str | None = None, **kwargs: Any)
     except config.ConfigException as exc:
         raise BackendError(f"cluster {name}: {exc}") from exc
     kwargs.setdefault("prometheus_url", _field(cluster, "prometheus_url"))
-    return KubernetesBackend(api_client, **kwargs)
+    backend = KubernetesBackend(api_client, **kwargs)
+    if _field(cluster, "id") is not None:  # what the beat's watch of this cluster is known by (watch_key)
+        backend.watch_key = f"kubernetes-watch:{_field(cluster, 'id')}"
+    return backend
