@@ -5013,6 +5013,8 @@ export interface components {
             name: string;
             /** Format: url */
             prometheus_url?: string | null;
+            /** @enum {string} */
+            serving_engine?: "deployments" | "kserve";
         };
         ClusterOut: {
             /** Format: date-time */
@@ -5025,8 +5027,19 @@ export interface components {
             kube_context: string | null;
             name: string;
             prometheus_url: string | null;
+            /** @enum {string} */
+            serving_engine: "deployments" | "kserve";
             /** Format: date-time */
             updated_at: string;
+        };
+        DiscoveredNode: {
+            cpu_millicores: number;
+            gpus: number;
+            memory_bytes: number;
+            name: string;
+            schedulable: boolean;
+            /** @description null: schedulable; else cordoned, not ready or tainted ... */
+            why: string | null;
         };
         Edge: {
             downstream_task_id: number;
@@ -5236,6 +5249,7 @@ export interface components {
             model_version_id: number;
             name: string;
             project_id: number;
+            resource_group_id?: number | null;
             resources?: components["schemas"]["Resources"];
             shadow_version_id?: number | null;
             traffic?: {
@@ -5266,6 +5280,7 @@ export interface components {
             next_check_at: string | null;
             project_id: number;
             reason: string;
+            resource_group_id: number | null;
             resources: components["schemas"]["Resources"];
             shadow_version_id: number | null;
             /** @enum {string} */
@@ -5694,6 +5709,7 @@ export interface components {
         ResourceGroup: {
             cluster_id: number;
             cpu?: string;
+            discover_nodes?: boolean;
             gang_scheduling?: boolean;
             gpu_type?: string | null;
             gpus?: number;
@@ -5716,6 +5732,13 @@ export interface components {
             cpu_millicores: number;
             /** Format: date-time */
             created_at: string;
+            discover_nodes: boolean;
+            /** Format: date-time */
+            discovered_at: string | null;
+            discovered_nodes: {
+                [key: string]: unknown;
+            }[];
+            discovery_error: string | null;
             gang_scheduling: boolean;
             gpu_type: string | null;
             gpus: number;
@@ -5746,6 +5769,13 @@ export interface components {
                     memory_bytes: number;
                     name: string;
                 }[];
+            };
+            discovery: {
+                /** Format: date-time */
+                at: string | null;
+                enabled: boolean;
+                error: string | null;
+                nodes: components["schemas"]["DiscoveredNode"][];
             };
             projects: components["schemas"]["GroupProjectStatus"][];
             queue: components["schemas"]["GroupWaitingAttempt"][];
