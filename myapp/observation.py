@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .backends import Backend, BackendError, JobRef, LogLine, MetricSample
 from .backends.registry import backend_for, backend_for_group, log_archive
@@ -19,7 +19,7 @@ from .models import Notebook, Task, TaskRun
 
 # The shapes of what is read, for the API's answers (it does not import myapp.backends).
 __all__ = ["LogFilter", "LogLine", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics",
-           "read_notebook_lines"]
+           "read_notebook_lines", "read_recent_lines"]
 
 
 @dataclass(frozen=True)
@@ -108,3 +108,28 @@ def read_metrics(attempt: TaskRun) -> list[dict[str, Any]]:
     except BackendError as exc:
         raise _unavailable(attempt, "metrics", exc) from exc
     return [asdict(sample) for sample in samples]
+
+
+@runtime_checkable
+class _RecentLogs(Protocol):
+    """A backend that reads only the end of each container's log (Kubernetes: tailLines, limitBytes)."""
+
+    def recent_logs(self, ref: JobRef, lines: int, limit_bytes: int) -> list[LogLine]: ...
+
+
+def read_recent_lines(resource_group_id: int | None, refs: list[Mapping[str, Any]], lines: int,
+                      limit_bytes: int) -> list[LogLine]:
+    """The last lines of the pods of running jobs (an inference service's model servers) on a resource
+    group's cluster, each container's read bounded by ``lines`` and ``limit_bytes``; oldest first per job."""
+    backend = backend_for_group(resource_group_id)
+    out: list[LogLine] = []
+    for entry in refs:
+        ref = JobRef.from_dict(dict(entry))
+        try:
+            if isinstance(backend, _RecentLogs):
+                out.extend(backend.recent_logs(ref, lines, limit_bytes))
+            else:  # no bounded read there: the whole log, its end kept
+                out.extend(list(backend.logs(ref, follow=False))[-lines:])
+        except BackendError as exc:
+            raise DomainError(f"logs of {ref.job_name} unavailable: {exc}", kind=Kind.UNAVAILABLE) from exc
+    return out

@@ -9,18 +9,54 @@ checks every request first: a malformed one is a 400 naming the field (``instanc
 Every answer says which version it is (``X-Model-Version``, from --version). Standard library HTTP
 server, HTTP/1.1 keep-alive, one thread per connection; put it behind the Service / VirtualService or
 the local router.
+
+Every error and, at random, one in ``MODEL_SERVER_LOG_SAMPLE`` (default 10) of the other predictions is
+written to stdout as one JSON line marked ``"log": "myapp.request"`` (time, version, status, ms, the first
+512 bytes of the request and the answer; never a header): the platform searches these in the pod logs on
+Kubernetes, where no router of its own keeps them.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import random
 import socket
+import sys
+import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MODEL = None
 SIGNATURE: dict = {}
 VERSION = ""
+LOG_MARKER = "myapp.request"
+EXCERPT = 512  # bytes of the request and of the answer kept in a log line
+
+
+class RequestLog:
+    """Samples answers to /predict onto a stream as JSON lines (what the platform reads back from pod logs)."""
+
+    def __init__(self, sample_every: int = 10, out=None, rng: random.Random | None = None):
+        self.sample_every = max(1, sample_every)
+        self.out = out if out is not None else sys.stdout
+        self.random = rng or random.Random()
+        self.lock = threading.Lock()  # one line at a time from the handler threads
+
+    def record(self, status: int, ms: float, request: bytes, answer: bytes) -> bool:
+        # At random, not every n-th: a caller's own pattern could otherwise hide behind the stride.
+        if 0 < status < 400 and self.random.random() * self.sample_every >= 1:
+            return False
+        line = json.dumps({"log": LOG_MARKER, "time": round(time.time(), 6), "version": VERSION, "status": status,
+                           "ms": round(ms, 3), "request": request[:EXCERPT].decode("utf-8", "replace"),
+                           "response": answer[:EXCERPT].decode("utf-8", "replace")})
+        with self.lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+        return True
+
+
+REQUEST_LOG = RequestLog(int(os.environ.get("MODEL_SERVER_LOG_SAMPLE", "10") or 10))
 
 
 class BadRequest(ValueError):
@@ -70,6 +106,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reply(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
+        self.answered = (status, data)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Model-Version", VERSION)
@@ -88,11 +125,19 @@ class Handler(BaseHTTPRequestHandler):
         if self.path != "/predict":
             self._reply(404, {"error": "not found"})
             return
+        started, self.raw, self.answered = time.perf_counter(), b"", (0, b"")
+        try:
+            self._predict()
+        finally:
+            status, data = self.answered
+            REQUEST_LOG.record(status, (time.perf_counter() - started) * 1000, self.raw, data)
+
+    def _predict(self) -> None:
         if MODEL is None:
             self._reply(503, {"error": "model not loaded"})
             return
         length = int(self.headers.get("Content-Length", "0"))
-        raw = self.rfile.read(length)
+        raw = self.raw = self.rfile.read(length)
         try:
             instances = check_instances(json.loads(raw), SIGNATURE)
         except BadRequest as exc:

@@ -16,7 +16,7 @@ from flask import current_app, jsonify, request
 from flask_appbuilder.api import BaseApi
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from .. import outputs
+from .. import observation, outputs
 from ..errors import FieldError
 from ..extensions import db
 from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
@@ -32,7 +32,7 @@ from ..models import (
     TaskRun,
 )
 from ..plain_data import INT64_MAX, NonFinite, problem
-from ..serving import placement, prometheus, storage, store
+from ..serving import placement, prometheus, request_logs, storage, store
 from ..serving import traffic as split
 from ..serving.router_client import RouterUnavailable, control, forward, router_token
 from . import pipelines
@@ -466,7 +466,23 @@ class InferenceServiceApi(ResourceApi):
                 return jsonify(control(*router, "GET", f"/_router/logs?{query}"))
         except RouterUnavailable:
             pass
-        return jsonify(items=[])
+        obj = self.load(pk)
+        # On Kubernetes the model servers write the samples to their own logs: the end of each one's.
+        # Local servers' refs are left out: there the router keeps them (restarting: gone with it).
+        refs = [ref for ref in request_logs.server_refs(obj) if ref["backend"] != "local"]
+        if not refs:
+            return jsonify(items=[])
+        lines = observation.read_recent_lines(obj.resource_group_id, refs, request_logs.TAIL_LINES,
+                                              request_logs.TAIL_BYTES)
+        return jsonify(items=request_logs.search((line.line for line in lines), args.get("q", ""), int(limit),
+                                                 self._shadow_labels(obj)))
+
+    @staticmethod
+    def _shadow_labels(obj: InferenceService) -> frozenset[str]:
+        """The label ("vN") of a shadow version that takes no share of the split: its answers are copies."""
+        shadow = obj.shadow_version_id if str(obj.shadow_version_id) not in obj.traffic else None
+        number = db.session.get(ModelVersion, shadow).version if shadow else None
+        return frozenset({f"v{number}"} if number is not None else set())
 
 
 # ---- the stable URL -----------------------------------------------------------------------------------

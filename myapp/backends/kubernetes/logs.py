@@ -102,8 +102,10 @@ class PodLogSource(Protocol):
 
     def read_pod(self, namespace: str, name: str) -> dict[str, Any]: ...
 
-    def read_container_log(self, namespace: str, pod: str, container: str) -> str:
-        """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
+    def read_container_log(self, namespace: str, pod: str, container: str, tail_lines: int | None = None,
+                           limit_bytes: int | None = None) -> str:
+        """The container's whole current log (or its last tail_lines, at most limit_bytes), each line
+        prefixed by its RFC3339Nano timestamp."""
 
     def open_container_log(self, namespace: str, pod: str, container: str, *, follow: bool,
                            since_seconds: int | None = None) -> Any:
@@ -151,10 +153,16 @@ class _Cursor:
             yield self.seq, text, (ts / 1e9 if ts is not None else 0.0)
 
 
-def read_all(source: PodLogSource, namespace: str, target: Target) -> list[LogLine]:
-    """The whole current log of one container (none if it has not started or is gone)."""
+def read_all(source: PodLogSource, namespace: str, target: Target,
+             tail: tuple[int, int] | None = None) -> list[LogLine]:
+    """The whole current log of one container, or its last (lines, bytes) with ``tail`` (none if it has not
+    started or is gone)."""
     try:
-        text = source.read_container_log(namespace, target.pod, target.container)
+        if tail is None:
+            text = source.read_container_log(namespace, target.pod, target.container)
+        else:
+            text = source.read_container_log(namespace, target.pod, target.container, tail_lines=tail[0],
+                                             limit_bytes=tail[1])
     except KubeApiError as error:
         if error.status == 404 or _waiting(error):
             return []
@@ -164,13 +172,14 @@ def read_all(source: PodLogSource, namespace: str, target: Target) -> list[LogLi
             for seq, line, ts in cursor.lines(iter(split_lines(text)), resumed=False)]
 
 
-def snapshot(source: PodLogSource, ref: JobRef, after: dict[str, int]) -> Iterator[LogLine]:
-    """Every pod's current log, read in parallel, merged by timestamp."""
+def snapshot(source: PodLogSource, ref: JobRef, after: dict[str, int],
+             tail: tuple[int, int] | None = None) -> Iterator[LogLine]:
+    """Every pod's current log (or its tail: read_all), read in parallel, merged by timestamp."""
     wanted = targets(source.list_pods(ref))
     if not wanted:
         return iter(())
     with ThreadPoolExecutor(max_workers=min(8, len(wanted)), thread_name_prefix="k8s-log") as pool:
-        per_target = list(pool.map(lambda t: read_all(source, ref.namespace, t), wanted))
+        per_target = list(pool.map(lambda t: read_all(source, ref.namespace, t, tail), wanted))
     streams = [[line for line in lines if line.seq > after.get(line.replica, 0)] for lines in per_target]
     return heapq.merge(*streams, key=lambda line: line.timestamp)
 

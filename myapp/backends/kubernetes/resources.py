@@ -188,11 +188,15 @@ class KubeApi:
         _json(self.core.delete_collection_namespaced_pod(namespace, label_selector=selector,
                                                          propagation_policy="Background", **self._opts()))
 
-    def read_log(self, namespace: str, pod: str, container: str) -> str:
-        """The container's whole current log, each line prefixed by its RFC3339Nano timestamp."""
+    def read_log(self, namespace: str, pod: str, container: str, tail_lines: int | None = None,
+                 limit_bytes: int | None = None) -> str:
+        """The container's whole current log (or its last ``tail_lines`` within ``limit_bytes``), each line
+        prefixed by its RFC3339Nano timestamp."""
+        bounds: dict[str, Any] = {k: v for k, v in (("tail_lines", tail_lines), ("limit_bytes", limit_bytes))
+                                  if v is not None}
         # With _preload_content=False (in _opts) the client returns the raw HTTP response, not a str.
         response: Any = self.core.read_namespaced_pod_log(pod, namespace, container=container, timestamps=True,
-                                                          **self._opts())
+                                                          **bounds, **self._opts())
         return response.data.decode("utf-8", errors="replace")
 
     def stream_log(self, namespace: str, pod: str, container: str, *, follow: bool,
