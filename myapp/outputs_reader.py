@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import io
 import json
 import tarfile
@@ -166,3 +167,67 @@ def kept_files(listing: Listing, preview_kind: Any) -> list[dict[str, Any]]:
     return [{"path": path, "size": size, "preview": preview_kind(path) if path in listing.copied else "none"}
             for path, size in listing.files]
 
+
+
+# ---- one file fetched on demand, in chunks (outputs_store.fetch_from_claim) ---------------------------------
+CHUNK_BYTES = 4 * 1024 * 1024  # per reader: base64'd (x4/3) with its lines it stays under the 10 MiB log
+CHUNK_KEY = "myapp-chunk"
+CHUNK_END_KEY = "myapp-chunk-end"
+
+# Run as `python -I -S -B -c CHUNK_SCRIPT <file> <offset> <length>`: prints the file's size, the chunk's
+# sha256, the chunk in base64 lines, and an end line with its length. A symlink is refused (exit 3).
+CHUNK_SCRIPT = r"""
+import base64, hashlib, json, os, sys
+path, offset, length = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if os.path.islink(path) or not os.path.isfile(path):
+    print("not a regular file: " + path, file=sys.stderr)
+    sys.exit(3)
+with open(path, "rb") as fh:
+    size = os.fstat(fh.fileno()).st_size
+    fh.seek(offset)
+    body = fh.read(length)
+print(json.dumps({"myapp-chunk": 1, "size": size, "offset": offset,
+                  "sha256": hashlib.sha256(body).hexdigest()}), flush=True)
+text = base64.b64encode(body).decode()
+for start in range(0, len(text), 4096):
+    print(text[start:start + 4096])
+print(json.dumps({"myapp-chunk-end": len(body)}), flush=True)
+"""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    size: int  # the whole file's, as the reader saw it
+    data: bytes
+
+
+def chunk_command(file: str, offset: int, length: int) -> list[str]:
+    if offset < 0 or not 0 < length <= CHUNK_BYTES:
+        raise ValueError(f"a chunk is 1 to {CHUNK_BYTES} bytes from offset 0 on, not {length} at {offset}")
+    return ["python", "-I", "-S", "-B", "-c", CHUNK_SCRIPT, file, str(int(offset)), str(int(length))]
+
+
+def parse_chunk(lines: list[str], offset: int, length: int) -> Chunk:
+    """A chunk reader's log lines -> the chunk, checked: its header, its length (what was asked, or up to
+    the file's end), its sha256. ReaderOutputError when anything is missing or wrong."""
+    start = next((i for i, line in enumerate(lines) if _json_line(line, CHUNK_KEY) is not None), None)
+    if start is None:
+        raise ReaderOutputError("no chunk header in the reader's output")
+    header = _json_line(lines[start], CHUNK_KEY) or {}
+    end = next((i for i in range(start + 1, len(lines)) if _json_line(lines[i], CHUNK_END_KEY) is not None), None)
+    if end is None:
+        raise ReaderOutputError("the reader's output was cut short (no end line)")
+    size, sha = header.get("size"), header.get("sha256")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0 or header.get("offset") != offset \
+            or not isinstance(sha, str):
+        raise ReaderOutputError("the reader's chunk header is malformed")
+    try:
+        data = base64.b64decode("".join(lines[start + 1:end]), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ReaderOutputError(f"the reader's chunk is not base64: {exc}") from None
+    expected = max(0, min(length, size - offset))
+    if (_json_line(lines[end], CHUNK_END_KEY) or {}).get(CHUNK_END_KEY) != len(data) or len(data) != expected:
+        raise ReaderOutputError(f"the reader's chunk is {len(data)} bytes, {expected} were expected")
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise ReaderOutputError("the reader's chunk does not match its checksum")
+    return Chunk(size=size, data=data)

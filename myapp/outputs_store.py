@@ -10,14 +10,16 @@ same (``current``, ``open_file``), always inside the attempt's own folder.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
 import os
 import shutil
 import tempfile
+import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
@@ -255,9 +257,13 @@ def open_file(attempt: TaskRun, namespace: str, path: str, max_bytes: int | None
     return open(full, "rb")
 
 
+def _listed_size(attempt: TaskRun, path: str) -> int | None:
+    return next((f["size"] for f in attempt.outputs or [] if f.get("path") == path), None)
+
+
 def _missing(attempt: TaskRun, path: str) -> str:
     """Why a file is not here: absent, or listed but left on the cluster's claim (beyond the copy's bound)."""
-    size = next((f["size"] for f in attempt.outputs or [] if f.get("path") == path), None)
+    size = _listed_size(attempt, path)
     if size is None or not on_claim(attempt):
         return f"task run {attempt.id} has no output file {path!r}"
     return (f"task run {attempt.id}'s {path!r} ({size} bytes) stayed on the cluster's outputs claim: the platform "
@@ -292,3 +298,128 @@ def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:
                 shutil.copyfileobj(src, dst, 1024 * 1024)
     out.seek(0)
     return out
+
+
+# ---- a file left on the claim, fetched on demand (docs/outputs.md) -------------------------------------------
+DEFAULT_FETCH_BYTES = 1024**3  # MYAPP_OUTPUTS_CLAIM_FETCH_BYTES: the largest file fetched
+FETCH_STALE_SECONDS = 600  # a marker untouched this long lost its worker (each chunk touches it)
+RETRY_AFTER_SECONDS = 5
+
+
+@runtime_checkable
+class ChunkReader(Protocol):
+    """A backend that reads one chunk of a file on the claim (KubernetesBackend.fetch_output_chunk)."""
+
+    def fetch_output_chunk(self, namespace: str, task_run_id: int, relative_dir: str, path: str, index: int,
+                           length: int) -> outputs_reader.Chunk: ...
+
+
+def fetch_limit() -> int:
+    raw = os.environ.get("MYAPP_OUTPUTS_CLAIM_FETCH_BYTES", "").strip()
+    return int(raw) if raw.isdigit() else DEFAULT_FETCH_BYTES
+
+
+def _fetch_paths(attempt: TaskRun, namespace: str, path: str) -> tuple[Path, Path]:
+    """The marker (one fetch at a time per file: who fetches, or why it failed) and the copy being written:
+    in the run's folder beside the attempts' (deleted with the run), never inside an attempt's (listed)."""
+    key = f"{int(attempt.id)}-{hashlib.sha256(path.encode()).hexdigest()[:16]}"
+    folder = root() / namespace / str(int(attempt.pipeline_run_id)) / ".fetch"
+    return folder / f"{key}.json", folder / f"{key}.part"
+
+
+def request_fetch(attempt: TaskRun, namespace: str, path: str, start: Callable[[], None]) -> str | None:
+    """A download of a file left on the claim: the message to answer while it is fetched (``start`` sends
+    the worker's task, only when no fetch of it is under way); None when the file is not such a file.
+    DomainError: beyond the per-file bound, or the last fetch failed (said once: the next request starts again)."""
+    size = _listed_size(attempt, path)
+    if size is None or not on_claim(attempt) or attempt_folder(attempt, namespace) is None:
+        return None
+    if size > fetch_limit():
+        raise DomainError(f"{_missing(attempt, path)}; it is larger than the {fetch_limit()} bytes the platform "
+                          "fetches from the cluster (MYAPP_OUTPUTS_CLAIM_FETCH_BYTES)", kind=Kind.UNPROCESSABLE)
+    marker, _ = _fetch_paths(attempt, namespace, path)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    message = (f"{path!r} ({size} bytes) is being fetched from the cluster's outputs claim: ask again in "
+               f"{RETRY_AFTER_SECONDS} s")
+    state = _read_marker(marker)
+    if state is not None and state.get("state") == "failed":
+        marker.unlink(missing_ok=True)  # answered once; the next request starts again
+        raise DomainError(f"fetching {path!r} from the cluster failed: {state.get('reason')} (ask again to retry)",
+                          kind=Kind.UNAVAILABLE)
+    if state is not None and time.time() - _mtime(marker) < FETCH_STALE_SECONDS:
+        return message
+    if state is not None:  # its worker died: set it aside, then race for a new marker like any request
+        stale = marker.with_suffix(f".stale-{os.getpid()}-{time.monotonic_ns()}")
+        try:
+            os.replace(marker, stale)
+            stale.unlink()
+        except FileNotFoundError:
+            pass
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return message  # another request started it a moment ago
+    with os.fdopen(fd, "w") as fh:
+        json.dump({"state": "fetching", "path": path}, fh)
+    try:
+        start()
+    except Exception:
+        marker.unlink(missing_ok=True)
+        raise
+    return message
+
+
+def _read_marker(marker: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(marker.read_text() or "{}")
+    except FileNotFoundError:
+        return None
+    except ValueError:  # being written by its creator this instant
+        return {"state": "fetching"}
+    return value if isinstance(value, dict) else {"state": "fetching"}
+
+
+def _mtime(marker: Path) -> float:
+    try:
+        return marker.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: object) -> bool:
+    """The worker's part: copy one listed file off the claim, chunk by chunk (each read by one reader pod,
+    checksummed), into a temporary file renamed into the attempt's folder once whole and of the listed
+    size. A failure is kept in the marker for the next request. True when the file is here."""
+    size, folder = _listed_size(attempt, path), attempt_folder(attempt, namespace)
+    marker, part = _fetch_paths(attempt, namespace, path)
+    if size is None or folder is None or not PATH.fullmatch(path) or (folder / path).is_file():
+        marker.unlink(missing_ok=True)
+        return folder is not None and (folder / path).is_file()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"state": "fetching", "path": path}))  # this worker's, from now on
+    try:
+        if not isinstance(backend, ChunkReader) or not attempt.output_dir:
+            raise RuntimeError("no backend of the attempt's cluster reads its claim")
+        if size > fetch_limit():
+            raise RuntimeError(f"{size} bytes is more than MYAPP_OUTPUTS_CLAIM_FETCH_BYTES ({fetch_limit()})")
+        chunks = max(1, -(-size // outputs_reader.CHUNK_BYTES))
+        with open(part, "wb") as fh:
+            for index in range(chunks):
+                chunk = backend.fetch_output_chunk(namespace, attempt.id, attempt.output_dir, path, index,
+                                                   outputs_reader.CHUNK_BYTES)
+                if chunk.size != size:
+                    raise RuntimeError(f"the file on the claim is {chunk.size} bytes now, {size} when listed")
+                fh.write(chunk.data)
+                os.utime(marker)  # still alive: not stale
+            written = fh.tell()
+        if written != size:
+            raise RuntimeError(f"{written} bytes were copied of {size}")
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(part, folder / path)
+    except (RuntimeError, OSError, ValueError) as exc:  # BackendError among them
+        log.warning("output %r of task run %s not fetched from the claim: %s", path, attempt.id, exc)
+        part.unlink(missing_ok=True)
+        marker.write_text(json.dumps({"state": "failed", "path": path, "reason": str(exc)}))
+        return False
+    marker.unlink(missing_ok=True)
+    return True

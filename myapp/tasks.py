@@ -215,6 +215,23 @@ def reconcile_service(self, service_id: int) -> bool:
     return settled
 
 
+@shared_task(name="myapp.fetch_output", ignore_result=True)
+def fetch_output(task_run_id: int, path: str) -> bool:
+    """Copy one file an attempt left on a Kubernetes claim into the platform's outputs folder, asked for by
+    a download (outputs_store.request_fetch; the API answers 202 meanwhile)."""
+    from . import outputs_store
+    from .backends.registry import backend_for
+    from .models import Project, Task, TaskRun
+
+    attempt = db.session.get(TaskRun, task_run_id)
+    if attempt is None:
+        return False
+    namespace = db.session.get(Project, attempt.project_id).namespace
+    backend = backend_for(db.session.get(Task, attempt.task_id))
+    db.session.rollback()  # no transaction held while the readers run
+    return outputs_store.fetch_from_claim(attempt, namespace, path, backend)
+
+
 @shared_task(name="myapp.build_image", ignore_result=True)
 def build_image(build_id: int) -> str | None:
     """Build an image (a Kaniko Job on Kubernetes, a Python environment locally): myapp/images/drive.py."""

@@ -486,7 +486,7 @@ class ResourceApi(BaseApi):
             "tags": [self.__class__.__name__.removesuffix("Api")],
             "parameters": params,
             "security": [{"jwt": []}],
-            "responses": {str(spec["status"]): ok, **error_responses(
+            "responses": {str(spec["status"]): ok, **spec.get("answers", {}), **error_responses(
                 spec["permission"] == "write", spec.get("media_type") == "text/event-stream", body_name is not None)},
             "x-permission": f"can_{spec['permission']}",
             "x-scope": self.scope,

@@ -24,6 +24,7 @@ from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
 from .errors import ApiError, FieldError, Forbidden, domain_error
 from .responses import (
+    ERROR,
     GRAPH,
     LOG_EVENTS,
     MANIFESTS,
@@ -468,11 +469,20 @@ class TaskRunApi(ResourceApi):
            "(images are shown as they are); without path, every file in one zip",
            query={"path": "the file, relative to the output folder (none: all of them, zipped)",
                   "preview": "1: the first 64 KiB, as text"},
-           response={"type": "string", "format": "binary"}, media_type=OUTPUT_MEDIA_TYPES)
+           response={"type": "string", "format": "binary"}, media_type=OUTPUT_MEDIA_TYPES,
+           answers={"202": {"description": "A file left on a Kubernetes outputs claim is being fetched by the "
+                            "worker: ask again after Retry-After seconds",
+                            "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                            "content": {"application/json": {"schema": MESSAGE}}},
+                    "422": {"description": "The file is larger than the platform fetches from a cluster",
+                            "content": {"application/json": {"schema": ERROR}}},
+                    "503": {"description": "The last fetch from the cluster failed (the reason; ask again to retry)",
+                            "content": {"application/json": {"schema": ERROR}}}})
     def output_file(self, pk: int):
         from flask import send_file
 
         from .. import outputs_store
+        from ..errors import DomainError, Kind
 
         attempt = self.load(pk)
         args = query_args({"path", "preview"})
@@ -487,7 +497,19 @@ class TaskRunApi(ResourceApi):
             with outputs_store.open_file(attempt, namespace, path, outputs_store.PREVIEW_BYTES) as fh:
                 text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
             return current_app.response_class(text, mimetype="text/plain")
-        stream = outputs_store.open_file(attempt, namespace, path)
+        try:
+            stream = outputs_store.open_file(attempt, namespace, path)
+        except DomainError as exc:  # left on a cluster's claim: fetched by the worker while the client waits
+            celery = current_app.extensions["celery"]
+            fetching = exc.kind == Kind.NOT_FOUND and outputs_store.request_fetch(
+                attempt, namespace, path, lambda: celery.send_task(
+                    "myapp.fetch_output", args=[attempt.id, path], queue=reconcile_requests.BACKGROUND_QUEUE))
+            if not fetching:
+                raise
+            answer = jsonify(message=fetching)
+            answer.status_code = 202
+            answer.headers["Retry-After"] = str(outputs_store.RETRY_AFTER_SECONDS)
+            return answer
         if kind == "image":  # shown inline by the run view; nothing a browser would run (no SVG)
             return send_file(stream, mimetype=outputs_store.IMAGE_TYPES[os.path.splitext(name)[1].lower()],
                              download_name=name)

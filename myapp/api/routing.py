@@ -72,6 +72,7 @@ def route(
     query: dict[str, str] | None = None,
     response: Any = None,
     media_type: str = "application/json",
+    answers: dict[str, Any] | None = None,
 ) -> Callable:
     """Declare an API route.
 
@@ -79,7 +80,8 @@ def route(
     body: "schema" / "schema-partial" (the API's own schema) or a Schema class, for OpenAPI;
     response: what a success answers, for OpenAPI (and the UI's generated types): "model" (the API's
     object), "page" (a page of them), a Schema class or a JSON-schema dict (myapp/api/responses.py);
-    media_type: of that answer ("text/event-stream" for server-sent events).
+    media_type: of that answer ("text/event-stream" for server-sent events);
+    answers: other successful answers, by status, as OpenAPI response objects (e.g. a 202).
     """
 
     def wrap(f: Callable) -> Callable:
@@ -119,7 +121,8 @@ def route(
         setattr(handler, "_permission_name", permission)  # noqa: B010
         setattr(handler, "_spec", {"summary": summary or f.__doc__ or f.__name__, "body": body,  # noqa: B010
                                    "status": status, "query": query or {}, "permission": permission,
-                                   "response": response, "media_type": media_type})
+                                   "response": response, "media_type": media_type,
+                                   "answers": answers or {}})
         return expose(url, methods)(protect(allow_browser_login=True)(handler))
 
     return wrap

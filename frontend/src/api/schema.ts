@@ -4524,10 +4524,38 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
+                /** @description A file left on a Kubernetes outputs claim is being fetched by the worker: ask again after Retry-After seconds */
+                202: {
+                    headers: {
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
                 400: components["responses"]["InvalidInput"];
                 401: components["responses"]["NotAuthenticated"];
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
+                /** @description The file is larger than the platform fetches from a cluster */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The last fetch from the cluster failed (the reason; ask again to retry) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;

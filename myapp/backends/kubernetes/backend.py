@@ -16,7 +16,7 @@ from kubernetes import client, config
 from ... import outputs_s3
 from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
 from ...outputs import VOLUME as OUTPUTS_VOLUME
-from ...outputs_reader import Listing
+from ...outputs_reader import Chunk, Listing
 from ...rendering.pod import pod_templates
 from ..base import (
     Backend,
@@ -316,8 +316,10 @@ class KubernetesBackend(Backend):
     def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
         return self._retry(f"get pod {name}", lambda: self.api.get_pod(namespace, name))
 
-    def read_container_log(self, namespace: str, pod: str, container: str) -> str:
-        return self._retry(f"read log of pod {pod}", lambda: self.api.read_log(namespace, pod, container))
+    def read_container_log(self, namespace: str, pod: str, container: str, tail_lines: int | None = None,
+                           limit_bytes: int | None = None) -> str:
+        return self._retry(f"read log of pod {pod}", lambda: self.api.read_log(
+            namespace, pod, container, tail_lines=tail_lines, limit_bytes=limit_bytes))
 
     def open_container_log(self, namespace: str, pod: str, container: str, *, follow: bool,
                            since_seconds: int | None = None) -> Any:
@@ -340,6 +342,11 @@ class KubernetesBackend(Backend):
                                          drain_timeout=self.drain_timeout)
         else:
             yield from logs_mod.snapshot(self, ref, after)
+
+    def recent_logs(self, ref: JobRef, lines: int, limit_bytes: int) -> list[LogLine]:
+        """The last ``lines`` (at most ``limit_bytes``) of each container, merged by time: a bounded read of a
+        long-running server's log (a service's sampled request lines). seq counts from the tail's start."""
+        return list(logs_mod.snapshot(self, ref, {}, tail=(lines, limit_bytes)))
 
     def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
         if _routing_only(ref):
@@ -418,6 +425,11 @@ class KubernetesBackend(Backend):
         """A finished attempt's folder on the project's outputs claim, copied into ``into`` by a
         short-lived reader pod (outputs.py; docs/outputs.md)."""
         return outputs_mod.fetch(self, namespace, task_run_id, relative_dir, into)
+
+    def fetch_output_chunk(self, namespace: str, task_run_id: int, relative_dir: str, path: str, index: int,
+                           length: int) -> Chunk:
+        """One chunk of a file left on the claim, read by a reader pod (outputs.py; docs/outputs.md)."""
+        return outputs_mod.fetch_chunk(self, namespace, task_run_id, relative_dir, path, index, length)
 
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's full log, then delete every submitted object and leftover pod.

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...contract import OUTPUTS_READER_LABEL
-from ...outputs_reader import Listing, ReaderOutputError, parse
-from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, reader_name, reader_pod
+from ...outputs_reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
+from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, chunk_reader_pod, chunk_selector, reader_pod
 from ..base import BackendError
 from .resources import KubeApi
 from .retry import KubeApiError
@@ -55,27 +55,47 @@ def fetch(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: s
     BackendError when the reader cannot run, fails or answers something incomplete."""
     _sweep(backend, namespace)
     pod = reader_pod(namespace, task_run_id, relative_dir, image())
-    name = pod["metadata"]["name"]
+    lines = _run(backend, pod, f"{OUTPUTS_READER_LABEL}={int(task_run_id)}", wait)
+    try:
+        return parse(lines, into)
+    except ReaderOutputError as exc:
+        raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
+
+
+def fetch_chunk(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str, path: str,
+                index: int, length: int, wait: float = WAIT_SECONDS) -> Chunk:
+    """Chunk ``index`` (``length`` bytes from ``index * length``) of one file of the attempt's folder,
+    checked against its checksum, by one reader pod deleted whatever happened."""
+    if index == 0:
+        _sweep(backend, namespace)
+    pod = chunk_reader_pod(namespace, task_run_id, relative_dir, path, index, length, image())
+    lines = _run(backend, pod, chunk_selector(task_run_id), wait)
+    try:
+        return parse_chunk(lines, index * length, length)
+    except ReaderOutputError as exc:
+        raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
+
+
+def _run(backend: ReaderHost, pod: dict[str, Any], selector: str, wait: float) -> list[str]:
+    """Create the reader (or adopt it: 409), wait for it, return its log lines; deleted whatever happened."""
+    namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     core: Any = backend.api.core  # the client's typed API, given plain data as everywhere in resources.py
     try:
         try:
             backend._retry(f"create pod {name}", lambda: core.create_namespaced_pod(
                 namespace, body=pod, field_validation="Strict", **backend.api._opts()))
         except KubeApiError as error:
-            if error.status != 409:  # 409: a worker that died mid-way made it; it reads the same folder
+            if error.status != 409:  # 409: a worker that died mid-way made it; it reads the same thing
                 raise
         phase = _wait(backend, namespace, name, wait)
         text = backend.read_container_log(namespace, name, CONTAINER)
         lines = [line.split(" ", 1)[1] if " " in line else "" for line in text.splitlines()]
         if phase != "Succeeded":
             raise BackendError(f"the outputs reader {name} {phase.lower()}: {' | '.join(lines[-3:]) or 'no output'}")
-        try:
-            return parse(lines, into)
-        except ReaderOutputError as exc:
-            raise BackendError(f"the outputs reader {name}: {exc}") from None
+        return lines
     finally:
         try:
-            _delete(backend, namespace, task_run_id)
+            _delete(backend, namespace, selector)
         except BackendError as exc:  # the answer stands; a later read in the namespace sweeps it
             log.warning("outputs reader %s/%s left behind: %s", namespace, name, exc)
 
@@ -105,13 +125,12 @@ def _sweep(backend: ReaderHost, namespace: str) -> None:
     for pod in pods:
         label = str(((pod.get("metadata") or {}).get("labels") or {}).get(OUTPUTS_READER_LABEL, ""))
         if label.isdigit() and _created(pod) < cutoff:
-            _delete(backend, namespace, int(label))
+            _delete(backend, namespace, f"{OUTPUTS_READER_LABEL}={int(label)}")
 
 
-def _delete(backend: ReaderHost, namespace: str, task_run_id: int) -> None:
+def _delete(backend: ReaderHost, namespace: str, selector: str) -> None:
     """By label (deletecollection: the worker may not delete single pods by name, only select them)."""
-    backend._retry(f"delete pod {reader_name(task_run_id)}", lambda: backend.api.delete_pods(
-        namespace, f"{OUTPUTS_READER_LABEL}={int(task_run_id)}"))
+    backend._retry(f"delete pods {selector}", lambda: backend.api.delete_pods(namespace, selector))
 
 
 def _created(pod: dict[str, Any]) -> dt.datetime:

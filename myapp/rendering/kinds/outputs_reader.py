@@ -8,32 +8,59 @@ deadline, so a reader the worker lost stops by itself.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
 from ...contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
-from ...outputs import VOLUME
-from ...outputs_reader import command
+from ...outputs import PATH, VOLUME
+from ...outputs_reader import chunk_command, command
 from ..security import RESTRICTED_POD, container_security
 
 NOBODY = 65534
 MOUNT = "/outputs"  # where the reader sees the project's claim
 DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")  # outputs.attempt_dir's
 DEADLINE_SECONDS = 300  # the kubelet stops a reader still running by then
+FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL on the readers of one file's chunks
 
 
 def reader_name(task_run_id: int) -> str:
     return f"myapp-outputs-read-{int(task_run_id)}"
 
 
+def chunk_reader_name(task_run_id: int, path: str, index: int) -> str:
+    """One name per chunk of a file (a deleted pod keeps its name while it terminates): a worker that died
+    mid-way finds the same chunk's reader again."""
+    return f"myapp-outputs-fetch-{int(task_run_id)}-{hashlib.sha256(path.encode()).hexdigest()[:10]}-{int(index)}"
+
+
+def chunk_selector(task_run_id: int) -> str:
+    """The chunk readers of a task run (not its end-of-attempt reader)."""
+    return f"{OUTPUTS_READER_LABEL}={int(task_run_id)},{FETCH_LABEL}=chunk"
+
+
 def reader_pod(namespace: str, task_run_id: int, relative_dir: str, image: str) -> dict[str, Any]:
     """The reader of task run ``task_run_id``'s folder ``relative_dir`` (``<run>/<task>/<attempt>``)."""
     if not DIR.fullmatch(relative_dir):
         raise ValueError(f"{relative_dir!r} is not an attempt's outputs folder")
+    return _pod(namespace, reader_name(task_run_id), {OUTPUTS_READER_LABEL: str(int(task_run_id))},
+                command(f"{MOUNT}/{relative_dir}"), image)
+
+
+def chunk_reader_pod(namespace: str, task_run_id: int, relative_dir: str, path: str, index: int, length: int,
+                     image: str) -> dict[str, Any]:
+    """The reader printing chunk ``index`` (``length`` bytes from ``index * length``) of one file."""
+    if not DIR.fullmatch(relative_dir) or not PATH.fullmatch(path):
+        raise ValueError(f"{relative_dir!r}/{path!r} is not a file in an attempt's outputs folder")
+    labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: "chunk"}
+    return _pod(namespace, chunk_reader_name(task_run_id, path, index), labels,
+                chunk_command(f"{MOUNT}/{relative_dir}/{path}", index * length, length), image)
+
+
+def _pod(namespace: str, name: str, labels: dict[str, str], argv: list[str], image: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": reader_name(task_run_id), "namespace": namespace,
-                     "labels": {MANAGED_BY_LABEL: MANAGED_BY, OUTPUTS_READER_LABEL: str(int(task_run_id))}},
+        "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY, **labels}},
         "spec": {
             "restartPolicy": "Never",
             "activeDeadlineSeconds": DEADLINE_SECONDS,
@@ -41,7 +68,7 @@ def reader_pod(namespace: str, task_run_id: int, relative_dir: str, image: str) 
             "enableServiceLinks": False,
             "securityContext": {**RESTRICTED_POD, "runAsUser": NOBODY, "runAsGroup": NOBODY},
             "containers": [{
-                "name": "reader", "image": image, "command": command(f"{MOUNT}/{relative_dir}"),
+                "name": "reader", "image": image, "command": argv,
                 "securityContext": container_security({"readOnlyRootFilesystem": True}),
                 "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
                               "limits": {"cpu": "1", "memory": "256Mi"}},

@@ -16,6 +16,51 @@ export function fileUrl(attemptId: number, path: string, preview = false): strin
   return `/api/v1/task_run/${attemptId}/output${qs({ path, preview: preview ? "1" : undefined })}`;
 }
 
+/** Seconds to wait before asking again for a file being fetched from the cluster (its Retry-After, 1 to 60). */
+export function retryDelay(retryAfter: string | null): number {
+  const seconds = Number(retryAfter);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(60, Math.max(1, Math.round(seconds))) : 5;
+}
+
+/** A download that may first have to be fetched from a Kubernetes outputs claim (the API answers 202
+ * meanwhile): asked with HEAD until it is here, then downloaded. */
+function ClaimDownload({ url, name }: { url: string; name: string }) {
+  const [state, setState] = useState<"idle" | "fetching" | string>("idle");
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    if (attempt === 0) return;
+    let current = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    fetch(url, { method: "HEAD", credentials: "same-origin" }).then((r) => {
+      if (!current) return;
+      if (r.status === 202) {
+        setState("fetching");
+        timer = setTimeout(() => setAttempt((n) => n + 1), retryDelay(r.headers.get("Retry-After")) * 1000);
+      } else if (r.ok) {
+        setState("idle");
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = name;
+        link.click();
+      } else {
+        // HEAD has no body: ask once more with GET for the reason (a failure is answered once).
+        void fetch(url, { credentials: "same-origin" }).then(async (g) => {
+          const body = (await g.json().catch(() => ({}))) as { message?: string };
+          if (current) setState(body.message ?? `${r.status} ${r.statusText}`);
+        });
+      }
+    }, (e: unknown) => current && setState(String(e)));
+    return () => { current = false; if (timer) clearTimeout(timer); };
+  }, [attempt, url, name]);
+  return (
+    <>
+      <a href={url} download={name} onClick={(e) => { e.preventDefault(); setAttempt((n) => n + 1); }}>Download</a>
+      {state === "fetching" && <span className="muted" role="status"> fetching from the cluster…</span>}
+      {state !== "idle" && state !== "fetching" && <span className="error" role="alert"> {state}</span>}
+    </>
+  );
+}
+
 /** CSV text → rows of cells (quotes honoured; enough for a preview, not a full parser). */
 export function parseCsv(text: string, separator = ","): string[][] {
   const rows: string[][] = [];
@@ -129,7 +174,11 @@ export function OutputsTab({ attempt }: { attempt: AttemptSummary }) {
                     </button>
                   </td>
                   <td>{formatBytes(f.size)}</td>
-                  <td><a href={fileUrl(attempt.id, f.path)} download={f.path.split("/").pop()}>Download</a></td>
+                  <td>
+                    {attempt.backend === "kubernetes" && f.preview === "none"  // may be left on the claim
+                      ? <ClaimDownload url={fileUrl(attempt.id, f.path)} name={f.path.split("/").pop() ?? f.path} />
+                      : <a href={fileUrl(attempt.id, f.path)} download={f.path.split("/").pop()}>Download</a>}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fileUrl, parseCsv } from "./OutputsTab";
+import { fileUrl, parseCsv, retryDelay } from "./OutputsTab";
 import { changedParams } from "./RunDialog";
 import { lastValues, metricNames, stepPoints } from "./stepSeries";
 
@@ -12,6 +12,14 @@ describe("outputs", () => {
   it("addresses a file by its path in the query", () => {
     expect(fileUrl(5, "dir/a b.csv", true)).toBe("/api/v1/task_run/5/output?path=dir%2Fa+b.csv&preview=1");
     expect(fileUrl(5, "m.pt")).toBe("/api/v1/task_run/5/output?path=m.pt");
+  });
+
+  it("waits as long as a fetch from the cluster asks, within bounds", () => {
+    expect(retryDelay("5")).toBe(5);
+    expect(retryDelay(null)).toBe(5);
+    expect(retryDelay("junk")).toBe(5);
+    expect(retryDelay("0")).toBe(5);
+    expect(retryDelay("3600")).toBe(60);
   });
 
   it("turns reported metrics into series by step", () => {
