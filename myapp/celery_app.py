@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from celery import Celery, Task, signals
@@ -69,22 +70,37 @@ def _lane_in_pool_process(**_: Any) -> None:
 
     celery = current_app._get_current_object()
     if celery in _LANES:
-        _start_lane(celery)
+        worker = _WORKER.get("this process")  # a solo pool's worker is in this process: end with it
+        _start_lane(celery, alive=(lambda: _running(worker)) if worker is not None else (lambda: True))
 
 
 @signals.worker_init.connect
 def _lane_in_worker(sender: Any = None, **_: Any) -> None:
     """A worker whose tasks run in threads of its own process: the lane there."""
     celery = getattr(sender, "app", None)
+    if sender is not None:
+        _WORKER["this process"] = sender
     if isinstance(celery, Celery) and celery in _LANES and "threads" in str(getattr(sender, "pool_cls", "")).lower():
-        _start_lane(celery)
+        _start_lane(celery, alive=lambda: _running(sender))
 
 
-def _start_lane(celery: Celery) -> None:
+# The worker that last started in this process (a forked pool process inherits a copy that stays running).
+_WORKER: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+
+def _running(worker: Any) -> bool:
+    """The worker has not begun to close. A cold shutdown (terminate(): what an embedded worker, e.g.
+    celery.contrib.testing's, ends with) sends no worker_shutdown, so the lane also watches this."""
+    from celery.bootsteps import CLOSE, TERMINATE
+
+    return getattr(getattr(worker, "blueprint", None), "state", None) not in (CLOSE, TERMINATE)
+
+
+def _start_lane(celery: Celery, alive: Callable[[], bool] = lambda: True) -> None:
     """An ActionLane for this app in this process, stopped with the worker."""
     from .config import ACTIONS_QUEUE
 
-    lane = ActionLane(celery, ACTIONS_QUEUE)
+    lane = ActionLane(celery, ACTIONS_QUEUE, alive)
     lane.start()
 
     def stop(sender: Any = None, **_: Any) -> None:
@@ -104,20 +120,26 @@ class ActionLane(threading.Thread):
     context) and acknowledges it after, as acks_late does; a worker killed meanwhile leaves it to the
     broker to deliver again (every action is idempotent)."""
 
-    def __init__(self, celery: Celery, queue: str):
+    def __init__(self, celery: Celery, queue: str, alive: Callable[[], bool] = lambda: True):
         super().__init__(name="action lane", daemon=True)
-        self.celery, self.queue = celery, queue
+        self.celery, self.queue, self.alive = celery, queue, alive
         self.stop = threading.Event()
+
+    def running(self) -> bool:
+        if self.stop.is_set() or self.alive():
+            return not self.stop.is_set()
+        self.stop.set()  # its worker closed without telling (a cold shutdown): a lane must not outlive it
+        return False
 
     def run(self) -> None:
         from kombu import Queue
 
-        while not self.stop.is_set():
+        while self.running():
             try:
                 with self.celery.connection_for_read() as conn, \
                         conn.Consumer(queues=[Queue(self.queue)], callbacks=[self._handle], accept=["json"],
                                       prefetch_count=1):
-                    while not self.stop.is_set():
+                    while self.running():
                         try:
                             conn.drain_events(timeout=1.0)
                         except TimeoutError:  # socket.timeout: nothing came; look at the stop flag

@@ -49,3 +49,7 @@ def test_a_cancel_passes_a_busy_pool(app, catalog, tmp_path):
             assert not release.is_set() and busy.is_set()
         finally:
             release.set()
+    # An embedded worker ends with a cold shutdown, which sends no worker_shutdown: its lane must end with
+    # it all the same, or it would go on taking actions from the broker for a worker that is gone.
+    wait_until(lambda: not [t for t in threading.enumerate() if t.name == "action lane" and t.is_alive()],
+               what="no action lane left once its worker stopped", timeout=10)
