@@ -94,27 +94,35 @@ def _json_line(line: str, key: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) and key in value else None
 
 
+def _framed(lines: list[str], head_key: str, end_key: str, missing: str,
+            body: str) -> tuple[dict[str, Any], bytes, Any]:
+    """What both readers print: a JSON header line, the body in base64 lines, a JSON end line. Returns the
+    header, the decoded body and the end line's value; ReaderOutputError naming ``missing`` (no header),
+    a log cut short (no end line) or a ``body`` that is not base64."""
+    start = next((i for i, line in enumerate(lines) if _json_line(line, head_key) is not None), None)
+    if start is None:
+        raise ReaderOutputError(missing)
+    header = _json_line(lines[start], head_key) or {}
+    end = next((i for i in range(start + 1, len(lines)) if _json_line(lines[i], end_key) is not None), None)
+    if end is None:
+        raise ReaderOutputError("the reader's output was cut short (no end line)")
+    try:
+        data = base64.b64decode("".join(lines[start + 1:end]), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ReaderOutputError(f"the reader's {body} is not base64: {exc}") from None
+    return header, data, (_json_line(lines[end], end_key) or {}).get(end_key)
+
+
 def parse(lines: list[str], into: Path) -> Listing:
     """The reader's log lines (without timestamps) -> its listing; the copied files written under into
     (a file of the same path there is replaced). ReaderOutputError when anything is missing or wrong:
     nothing outside into is ever written, only regular files the header named, within the bounds."""
-    start = next((i for i, line in enumerate(lines) if _json_line(line, HEADER_KEY) is not None), None)
-    if start is None:
-        raise ReaderOutputError("no listing in the reader's output")
-    header = _json_line(lines[start], HEADER_KEY) or {}
-    end = next((i for i in range(start + 1, len(lines)) if _json_line(lines[i], END_KEY) is not None), None)
-    if end is None:
-        raise ReaderOutputError("the reader's output was cut short (no end line)")
+    header, data, length = _framed(lines, HEADER_KEY, END_KEY, "no listing in the reader's output", "copy")
     files = _files(header.get("files"))
     copied = header.get("copied")
     if not isinstance(copied, list) or not all(isinstance(p, str) for p in copied) \
             or not set(copied) <= {path for path, _ in files}:
         raise ReaderOutputError("the reader's list of copied files is malformed")
-    try:
-        data = base64.b64decode("".join(lines[start + 1:end]), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ReaderOutputError(f"the reader's copy is not base64: {exc}") from None
-    length = (_json_line(lines[end], END_KEY) or {}).get(END_KEY)
     if length != len(data) or len(data) > 2 * COPY_BYTES:  # gzip adds little even to random bytes
         raise ReaderOutputError(f"the reader's copy is {len(data)} bytes, it said {length}")
     written = _extract(data, frozenset(copied), into)
@@ -210,23 +218,13 @@ def chunk_command(file: str, offset: int, length: int) -> list[str]:
 def parse_chunk(lines: list[str], offset: int, length: int) -> Chunk:
     """A chunk reader's log lines -> the chunk, checked: its header, its length (what was asked, or up to
     the file's end), its sha256. ReaderOutputError when anything is missing or wrong."""
-    start = next((i for i, line in enumerate(lines) if _json_line(line, CHUNK_KEY) is not None), None)
-    if start is None:
-        raise ReaderOutputError("no chunk header in the reader's output")
-    header = _json_line(lines[start], CHUNK_KEY) or {}
-    end = next((i for i in range(start + 1, len(lines)) if _json_line(lines[i], CHUNK_END_KEY) is not None), None)
-    if end is None:
-        raise ReaderOutputError("the reader's output was cut short (no end line)")
+    header, data, said = _framed(lines, CHUNK_KEY, CHUNK_END_KEY, "no chunk header in the reader's output", "chunk")
     size, sha = header.get("size"), header.get("sha256")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0 or header.get("offset") != offset \
             or not isinstance(sha, str):
         raise ReaderOutputError("the reader's chunk header is malformed")
-    try:
-        data = base64.b64decode("".join(lines[start + 1:end]), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ReaderOutputError(f"the reader's chunk is not base64: {exc}") from None
     expected = max(0, min(length, size - offset))
-    if (_json_line(lines[end], CHUNK_END_KEY) or {}).get(CHUNK_END_KEY) != len(data) or len(data) != expected:
+    if said != len(data) or len(data) != expected:
         raise ReaderOutputError(f"the reader's chunk is {len(data)} bytes, {expected} were expected")
     if hashlib.sha256(data).hexdigest() != sha:
         raise ReaderOutputError("the reader's chunk does not match its checksum")
