@@ -37,6 +37,7 @@ from .callers import caller
 from .claims import ISSUED_CLAIM
 from .extensions import appbuilder, db
 from .models import LoginFailure, LoginSession, TokenCutoff, utcnow
+from .plain_data import problem
 
 SESSION_KEY = "_myapp_sid"
 LOGIN_PATHS = frozenset({"/api/v1/session/login", "/api/v1/security/login", "/login/"})
@@ -162,6 +163,19 @@ def _too_many(message: str, retry_after: float) -> Response:
     return response
 
 
+def _unreadable_body() -> Response | None:
+    """400 naming the field for a login body no lookup can take (a NUL character, a lone surrogate:
+    PostgreSQL refuses them in a query), as the API answers such input everywhere (plain_data)."""
+    data: Any = request.get_json(silent=True) if request.is_json else request.form.to_dict()
+    found = problem(data) if isinstance(data, dict) else None
+    if found is None:
+        return None
+    field, reason = found
+    response = jsonify(message=f"Invalid input: {field}: {reason}", errors=[{"field": field, "reason": reason}])
+    response.status_code = 400
+    return response
+
+
 def _login_name() -> str:
     data: Any = request.get_json(silent=True) if request.is_json else request.form
     name = data.get("username") if hasattr(data, "get") else None
@@ -172,6 +186,9 @@ def limit_login() -> Response | None:
     """Before any login path: 429 when this address or this name tried too often, or the account is locked."""
     if request.method != "POST" or request.path not in LOGIN_PATHS:
         return None
+    unreadable = _unreadable_body()
+    if unreadable is not None:
+        return unreadable
     config, strategy = current_app.config, current_app.extensions["myapp-login-limits"]
     name = _login_name()
     checks = [(config["MYAPP_LOGIN_RATE_PER_IP"], "ip", request.remote_addr or "-",

@@ -256,6 +256,17 @@ def test_jwt_login_without_provider_is_400_naming_it(app, user):
     Shapes(user.get("/api/v1/_openapi").get_json()).answer("post", "/api/v1/security/login", resp)
 
 
+@pytest.mark.parametrize("path", ["/api/v1/security/login", "/api/v1/session/login"])
+def test_a_login_name_with_a_nul_character_is_400_naming_it(app, user, path):
+    """Found by the fuzz test on PostgreSQL: the lockout's account lookup sent "\x00" to the database (a 500)."""
+    resp = app.test_client().post(path, json={"username": "a\x00b", "password": "not the password",
+                                              "provider": "db"})
+    assert resp.status_code == 400, resp.get_json()
+    assert "NUL" in errors_of(resp)["username"]
+    if path == "/api/v1/security/login":
+        Shapes(user.get("/api/v1/_openapi").get_json()).answer("post", path, resp)
+
+
 def test_answers_the_spec_did_not_document_now_match_it(user, project):
     """Statuses schemathesis received but the spec did not list: conflicts on writes, FAB's menu refused
     to plain users, the sign-in limits, the stream caps and bodies too large."""
