@@ -25,6 +25,7 @@ from ..models import Project, ProjectRole
 from ..plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .counts import count_of, count_params
 from .errors import FieldError, NotFound
+from .id_list import in_ids
 from .responses import MESSAGE, add_components, error_responses, model_schema, output_name, page_of
 from .responses import ref as schema_ref
 from .routing import json_body, route
@@ -326,7 +327,7 @@ class ResourceApi(BaseApi):
             conditions = self.scope_conditions()
         elif scoped:
             scope_column = table_column(self.model, "id" if self.model is Project else "project_id")
-            conditions = [scope_column.in_(sa.bindparam("scope_projects", expanding=True))]
+            conditions = [in_ids(scope_column, "scope_projects")]
         else:
             conditions = []
         conditions += [table_column(self.model, name) == sa.bindparam(f"f_{name}") for name in names]

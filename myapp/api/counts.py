@@ -12,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from ..models.list_count import COUNTED_TABLES, ListCount
+from .id_list import in_ids
 
 
 def count_of(model: Any, filters: tuple[str, ...], scoped: bool, conditions: list[sa.ColumnElement]
@@ -26,7 +27,7 @@ def count_of(model: Any, filters: tuple[str, ...], scoped: bool, conditions: lis
     kept = ListCount.__table__
     where = [kept.c.tbl == table]
     if scoped:
-        where.append(kept.c.project_id.in_(sa.bindparam("count_projects", expanding=True)))
+        where.append(in_ids(kept.c.project_id, "count_projects"))
     if "project_id" in filters:
         where.append(kept.c.project_id == sa.bindparam("count_project_id"))
     if column in filters:

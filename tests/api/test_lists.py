@@ -50,3 +50,35 @@ def test_lists_show_only_the_callers_projects(world, make_user):
     for name in ("pipeline", "pipeline_run", "task_run"):
         page = outsider.get(f"/api/v1/{name}/").get_json()
         assert page == {"count": 0, "page": 0, "page_size": 25, "items": []}
+
+
+def test_one_statement_text_whatever_the_number_of_projects(app, user, make_user):
+    """The caller's projects are one bind parameter (myapp/api/id_list.py): a member of one project and a
+    member of three send the database the same SQL (so it can be prepared once), each seeing only theirs."""
+    import sqlalchemy as sa
+
+    from myapp.extensions import db
+
+    other = make_user()
+    owned = {who: [created(who.post("/api/v1/project/", json={"name": unique("p")}))["id"] for _ in range(n)]
+             for who, n in ((user, 3), (other, 1))}
+    for who, pids in owned.items():
+        for pid in pids:
+            created(who.post("/api/v1/pipeline/", json={"project_id": pid, "name": "p"}))
+    sent: list[str] = []
+
+    def keep(_conn, _cursor, statement, *_args):
+        if "FROM pipeline" in statement:
+            sent.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    sa.event.listen(engine, "before_cursor_execute", keep)
+    try:
+        pages = {who: who.get("/api/v1/pipeline/?page_size=100").get_json() for who in owned}
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", keep)
+    for who, pids in owned.items():
+        assert {item["project_id"] for item in pages[who]["items"]} <= set(pids)
+        assert set(pids) <= {item["project_id"] for item in pages[who]["items"]}
+    assert len(sent) == 2 and sent[0] == sent[1], sent
