@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
 from .config import build_config
-from .extensions import appbuilder, cache, csrf, db
+from .extensions import appbuilder, cache, csrf, db, generations
 from .plain_data import INT32_MAX
 
 
@@ -109,6 +109,7 @@ def _sqlite_pragmas(engine: sa.Engine) -> None:
 
 def init_cache(app: Flask) -> None:
     cache.init_app(app)
+    generations.init_app(app)
 
 
 def init_security(app: Flask) -> None:

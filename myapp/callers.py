@@ -2,15 +2,15 @@
 groups, and their token cut-off (myapp.logins). Every authenticated request needs both; reading them
 from SQL cost two queries and a few ORM objects per request.
 
-A kept snapshot is used only while its generation is the current one: a random value per user (and one
-for everyone) in the shared cache (`myapp.extensions.cache`: Redis, or the instance folder's cache when
-embedded), which every process reads on each request. A commit that changed a user row (roles, groups,
+A kept snapshot is used only while its generation is the current one: a value per user (and one for
+everyone) in `myapp.generations` (Redis, or a file mapped into every process when embedded), which every
+process reads on each request. A commit that changed a user row (roles, groups,
 active, password, login stats), a token cut-off (password change or reset, lockout) or any role or group
 sets a new generation right after it commits (`_publish`), so no process uses the old snapshot for its
 next request. A snapshot is loaded only after its generation was read, so one loaded before a change is
 always filed under the older generation. MAX_AGE bounds a snapshot's life even if a generation were lost.
 Logout is not cached: the cookie's session row is checked on every request (`logins.session_valid`);
-memberships have their own cache (`api.scope.memberships`).
+memberships are kept the same way, under generations of their own (`api.scope.memberships`).
 
 The snapshot's user is detached from any session with everything the request path reads loaded; it is
 shared by the requests of a process and must not be modified or added to a session (code that changes a
@@ -20,7 +20,6 @@ on `ab_user` or `ab_user_role` would not be (there is none).
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -31,11 +30,10 @@ from flask import g, has_app_context
 from flask_appbuilder.security.sqla.models import Group, Role, User
 from sqlalchemy.orm import Session, joinedload, selectinload
 
-from .extensions import cache, db
+from .extensions import db, generations
 from .models import TokenCutoff
 
 MAX_AGE = 60.0  # seconds a snapshot is kept at most
-GENERATION_TTL = 86_400  # seconds; an expired generation is replaced by a new one (a reload, nothing worse)
 EVERYONE = "*"
 _CHANGED = "myapp_callers_changed"
 
@@ -46,7 +44,7 @@ class Caller:
     cutoff: float | None  # tokens issued before this (epoch seconds) are refused
 
 
-_kept: dict[int, tuple[tuple[str, str], float, Caller | None]] = {}  # user id -> (generation, made at, snapshot)
+_kept: dict[int, tuple[tuple[Any, ...], float, Caller | None]] = {}  # user id -> (generation, made at, snapshot)
 _lock = threading.Lock()
 
 
@@ -54,16 +52,9 @@ def _key(who: int | str) -> str:
     return f"caller:{who}"
 
 
-def _generation(user_id: int) -> tuple[str, str] | None:
-    """The current generations of this user and of everyone; created when missing. None when the shared
-    cache keeps nothing (then nothing is kept here either)."""
-    keys = (_key(user_id), _key(EVERYONE))
-    values = list(cache.get_many(*keys))
-    for i, key in enumerate(keys):
-        if values[i] is None:
-            cache.add(key, secrets.token_hex(8), timeout=GENERATION_TTL)
-            values[i] = cache.get(key)
-    return (values[0], values[1]) if all(isinstance(v, str) for v in values) else None
+def _generation(user_id: int) -> tuple[Any, ...]:
+    """The current generations of this user and of everyone."""
+    return generations.read(_key(user_id), _key(EVERYONE))
 
 
 def _load(user_id: int) -> Caller | None:
@@ -88,13 +79,12 @@ def caller(user_id: int) -> Caller | None:
         return memo[user_id]
     generation = _generation(user_id)
     kept = _kept.get(user_id)
-    if generation is not None and kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MAX_AGE:
+    if kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MAX_AGE:
         found = kept[2]
     else:
         found = _load(user_id)
-        if generation is not None:
-            with _lock:
-                _kept[user_id] = (generation, time.monotonic(), found)
+        with _lock:
+            _kept[user_id] = (generation, time.monotonic(), found)
     memo[user_id] = found
     return found
 
@@ -123,9 +113,7 @@ def _publish(session: Session) -> None:
     """After the commit: new generations, so every process loads those users again."""
     changed = session.info.pop(_CHANGED, None)
     if changed and has_app_context():
-        for who in changed:
-            if who is not None:
-                cache.set(_key(who), secrets.token_hex(8), timeout=GENERATION_TTL)
+        generations.bump(*[_key(who) for who in changed if who is not None])
         with _lock:
             if EVERYONE in changed:
                 _kept.clear()

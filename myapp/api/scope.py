@@ -5,11 +5,14 @@ they see but whose role is too low for the action is forbidden (403).
 """
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import sqlalchemy as sa
 from flask import g
 
 from ..claims import PROJECT_CLAIM
-from ..extensions import appbuilder, cache, db
+from ..extensions import appbuilder, db, generations
 from ..models import ProjectMember, ProjectRole
 from ..security import run_claims
 from .errors import ApiError, Forbidden, NotFound
@@ -26,7 +29,9 @@ def is_admin() -> bool:
     return g._myapp_is_admin
 
 
-MEMBERSHIP_TTL = 60  # seconds; a bound even if an invalidation were lost
+MEMBERSHIP_MAX_AGE = 60.0  # seconds a process keeps someone's memberships at most, even if a change were lost
+# user id -> (generation, kept at, {project_id: role}); checked against myapp.generations on every request
+_kept: dict[int, tuple[tuple[Any, ...], float, dict[int, ProjectRole]]] = {}
 
 
 def _membership_key(user_id: int) -> str:
@@ -34,27 +39,35 @@ def _membership_key(user_id: int) -> str:
 
 
 def memberships() -> dict[int, ProjectRole]:
-    """{project_id: role} for the caller: once per request, from the shared cache when there."""
+    """{project_id: role} for the caller: once per request, kept by the process while its generation holds
+    (read before loading, so what is loaded during a change is filed under the older generation)."""
     if "_myapp_memberships" not in g:
         claims = run_claims()
         if claims is not None:  # a run token: a developer of its run's project, nothing else, whoever it acts as
             g._myapp_memberships = {int(claims[PROJECT_CLAIM]): ProjectRole.DEVELOPER}
             return g._myapp_memberships
         user = current_user()
-        cached = cache.get(_membership_key(user.id)) if user else {}
-        if cached is None:
+        if not user:
+            g._myapp_memberships = {}
+            return g._myapp_memberships
+        generation = generations.read(_membership_key(user.id))
+        kept = _kept.get(user.id)
+        if kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MEMBERSHIP_MAX_AGE:
+            g._myapp_memberships = dict(kept[2])  # a request may not change what the next ones read
+        else:
             rows = db.session.execute(
                 sa.select(ProjectMember.project_id, ProjectMember.role).where(ProjectMember.user_id == user.id)
             ).all()
-            cached = {pid: role.value for pid, role in rows}
-            cache.set(_membership_key(user.id), cached, timeout=MEMBERSHIP_TTL)
-        g._myapp_memberships = {int(pid): ProjectRole(role) for pid, role in cached.items()}
+            g._myapp_memberships = {int(pid): role for pid, role in rows}
+            _kept[user.id] = (generation, time.monotonic(), dict(g._myapp_memberships))
     return g._myapp_memberships
 
 
 def forget_memberships(*user_ids: int) -> None:
     """Call (through routing.on_commit) whenever someone's memberships change."""
-    cache.delete_many(*[_membership_key(uid) for uid in user_ids])
+    generations.bump(*[_membership_key(uid) for uid in user_ids])
+    for uid in user_ids:
+        _kept.pop(uid, None)
 
 
 def visible_project_ids() -> list[int] | None:

@@ -117,3 +117,46 @@ def test_a_kept_token_still_expires_and_a_changed_one_is_verified(app, user):
     time.sleep(2.2)
     answer = client.get("/api/v1/pipeline/", headers=headers)
     assert answer.status_code == 401, answer.get_json()
+
+
+def test_memberships_are_read_once_then_kept_until_changed(app, admin, user, make_user):
+    """The caller's projects are kept per process like the caller (api.scope.memberships): no membership
+    query on later requests; one added through the API counts from the next request."""
+    from tests.support import unique
+    from tests.world import created
+
+    owner = make_user()
+    pid = created(owner.post("/api/v1/project/", json={"name": unique("p")}))["id"]
+    assert user.get(f"/api/v1/project/{pid}").status_code == 404
+    assert user.get("/api/v1/pipeline/").status_code == 200
+    with statements(app) as seen:
+        for _ in range(3):
+            assert user.get("/api/v1/pipeline/").status_code == 200
+    assert not [s for s in seen if "project_member" in s], seen
+    added = owner.post(f"/api/v1/project/{pid}/members", json={"username": user.username, "role": "viewer"})
+    assert added.status_code in (200, 201), added.get_json()
+    assert user.get(f"/api/v1/project/{pid}").status_code == 200
+
+
+def test_memberships_changed_by_another_process_count_here(app, user, make_user):
+    """Another process adds the member and publishes it (as a second web worker does after its commit):
+    this process's kept memberships are not used for the next request."""
+    from tests.support import unique
+    from tests.world import created
+
+    owner = make_user()
+    pid = created(owner.post("/api/v1/project/", json={"name": unique("p")}))["id"]
+    assert user.get(f"/api/v1/project/{pid}").status_code == 404
+    script = textwrap.dedent(f"""
+        from myapp.api.scope import forget_memberships
+        from myapp.app import create_app
+        from myapp.extensions import db
+        from myapp.models import ProjectMember, ProjectRole
+        app = create_app()
+        with app.app_context():
+            db.session.add(ProjectMember(project_id={pid}, user_id={user.user_id}, role=ProjectRole.VIEWER))
+            db.session.commit()
+            forget_memberships({user.user_id})
+    """)
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=os.environ.copy(), check=True, timeout=120)
+    assert user.get(f"/api/v1/project/{pid}").status_code == 200
