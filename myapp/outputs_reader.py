@@ -171,9 +171,10 @@ def _extract(data: bytes, allowed: frozenset[str], into: Path) -> set[str]:
 
 
 def kept_files(listing: Listing, preview_kind: Any) -> list[dict[str, Any]]:
-    """TaskRun.outputs for what the reader listed: a file left on the claim has no preview here."""
-    return [{"path": path, "size": size, "preview": preview_kind(path) if path in listing.copied else "none"}
-            for path, size in listing.files]
+    """TaskRun.outputs for what the reader listed: a file left on the claim says so (``on_claim``); its
+    preview and download are fetched from there when asked (outputs_store.request_fetch)."""
+    return [{"path": path, "size": size, "preview": preview_kind(path),
+             **({} if path in listing.copied else {"on_claim": True})} for path, size in listing.files]
 
 
 

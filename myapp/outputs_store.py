@@ -308,10 +308,11 @@ RETRY_AFTER_SECONDS = 5
 
 @runtime_checkable
 class ChunkReader(Protocol):
-    """A backend that reads one chunk of a file on the claim (KubernetesBackend.fetch_output_chunk)."""
+    """A backend that reads one chunk of a file on the claim (KubernetesBackend.fetch_output_chunk), for a
+    download (``chunk``) or a preview (``preview``)."""
 
     def fetch_output_chunk(self, namespace: str, task_run_id: int, relative_dir: str, path: str, index: int,
-                           length: int) -> outputs_reader.Chunk: ...
+                           length: int, purpose: str = "chunk") -> outputs_reader.Chunk: ...
 
 
 def fetch_limit() -> int:
@@ -319,32 +320,57 @@ def fetch_limit() -> int:
     return int(raw) if raw.isdigit() else DEFAULT_FETCH_BYTES
 
 
-def _fetch_paths(attempt: TaskRun, namespace: str, path: str) -> tuple[Path, Path]:
-    """The marker (one fetch at a time per file: who fetches, or why it failed) and the copy being written:
-    in the run's folder beside the attempts' (deleted with the run), never inside an attempt's (listed)."""
-    key = f"{int(attempt.id)}-{hashlib.sha256(path.encode()).hexdigest()[:16]}"
+def _fetch_paths(attempt: TaskRun, namespace: str, path: str, preview: bool = False) -> tuple[Path, Path]:
+    """The marker (one fetch at a time per file and purpose: who fetches, or why it failed) and the copy being
+    written: in the run's folder beside the attempts' (deleted with the run), never inside an attempt's
+    (listed). A preview's are its own: its start, once here, never passes for the whole file."""
+    key = f"{int(attempt.id)}-{hashlib.sha256(path.encode()).hexdigest()[:16]}{'-preview' if preview else ''}"
     folder = root() / namespace / str(int(attempt.pipeline_run_id)) / ".fetch"
     return folder / f"{key}.json", folder / f"{key}.part"
 
 
-def request_fetch(attempt: TaskRun, namespace: str, path: str, start: Callable[[], None]) -> str | None:
-    """A download of a file left on the claim: the message to answer while it is fetched (``start`` sends
-    the worker's task, only when no fetch of it is under way); None when the file is not such a file.
-    DomainError: beyond the per-file bound, or the last fetch failed (said once: the next request starts again)."""
+def _preview_copy(attempt: TaskRun, namespace: str, path: str) -> Path:
+    """Where the start of a file left on the claim is kept once fetched for a preview."""
+    return _fetch_paths(attempt, namespace, path, preview=True)[0].with_suffix(".bin")
+
+
+def open_preview(attempt: TaskRun, namespace: str, path: str) -> IO[bytes]:
+    """The file's start (PREVIEW_BYTES at least) for a preview: the file itself where it is here, else the
+    start a preview fetched off the claim (``fetch_from_claim(preview=True)``); open_file's errors else."""
+    try:
+        return open_file(attempt, namespace, path, PREVIEW_BYTES)
+    except DomainError as exc:
+        if exc.kind != Kind.NOT_FOUND or not on_claim(attempt) or _listed_size(attempt, path) is None:
+            raise
+        try:
+            return open(_preview_copy(attempt, namespace, path), "rb")
+        except FileNotFoundError:
+            raise exc from None
+
+
+def request_fetch(attempt: TaskRun, namespace: str, path: str, start: Callable[[], None], preview: bool = False,
+                  keep_failure: bool = False) -> str | None:
+    """A download (or, with ``preview``, a preview: only its first PREVIEW_BYTES) of a file left on the claim:
+    the message to answer while it is fetched (``start`` sends the worker's task, only when no such fetch of
+    it is under way); None when the file is not such a file. DomainError: a download beyond the per-file
+    bound, or the last fetch failed (said once: the next request starts again; ``keep_failure``, for HEAD,
+    which has no body to say why, leaves it for the next request to say)."""
     size = _listed_size(attempt, path)
     if size is None or not on_claim(attempt) or attempt_folder(attempt, namespace) is None:
         return None
-    if size > fetch_limit():
+    if not preview and size > fetch_limit():
         raise DomainError(f"{_missing(attempt, path)}; it is larger than the {fetch_limit()} bytes the platform "
                           "fetches from the cluster (MYAPP_OUTPUTS_CLAIM_FETCH_BYTES)", kind=Kind.UNPROCESSABLE)
-    marker, _ = _fetch_paths(attempt, namespace, path)
+    marker, _ = _fetch_paths(attempt, namespace, path, preview)
     marker.parent.mkdir(parents=True, exist_ok=True)
-    message = (f"{path!r} ({size} bytes) is being fetched from the cluster's outputs claim: ask again in "
-               f"{RETRY_AFTER_SECONDS} s")
+    what = f"the first {PREVIEW_BYTES // 1024} KiB of {path!r}" if preview else repr(path)
+    message = (f"{what} ({size} bytes) {'are' if preview else 'is'} being fetched from the cluster's outputs "
+               f"claim: ask again in {RETRY_AFTER_SECONDS} s")
     state = _read_marker(marker)
     if state is not None and state.get("state") == "failed":
-        marker.unlink(missing_ok=True)  # answered once; the next request starts again
-        raise DomainError(f"fetching {path!r} from the cluster failed: {state.get('reason')} (ask again to retry)",
+        if not keep_failure:
+            marker.unlink(missing_ok=True)  # answered once; the next request starts again
+        raise DomainError(f"fetching {what} from the cluster failed: {state.get('reason')} (ask again to retry)",
                           kind=Kind.UNAVAILABLE)
     if state is not None and time.time() - _mtime(marker) < FETCH_STALE_SECONDS:
         return message
@@ -386,38 +412,44 @@ def _mtime(marker: Path) -> float:
         return 0.0
 
 
-def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: object) -> bool:
+def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: object, preview: bool = False) -> bool:
     """The worker's part: copy one listed file off the claim, chunk by chunk (each read by one reader pod,
     checksummed), into a temporary file renamed into the attempt's folder once whole and of the listed
-    size. A failure is kept in the marker for the next request. True when the file is here."""
+    size; with ``preview``, only its first PREVIEW_BYTES in one chunk, kept beside (``_preview_copy``). A
+    failure is kept in the marker for the next request. True when the copy is here."""
     size, folder = _listed_size(attempt, path), attempt_folder(attempt, namespace)
-    marker, part = _fetch_paths(attempt, namespace, path)
-    if size is None or folder is None or not PATH.fullmatch(path) or (folder / path).is_file():
+    marker, part = _fetch_paths(attempt, namespace, path, preview)
+    done = None
+    if size is not None and folder is not None and PATH.fullmatch(path):
+        done = _preview_copy(attempt, namespace, path) if preview else folder / path
+    if size is None or done is None or done.is_file():
         marker.unlink(missing_ok=True)
-        return folder is not None and (folder / path).is_file()
+        return done is not None
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"state": "fetching", "path": path}))  # this worker's, from now on
+    length = PREVIEW_BYTES if preview else outputs_reader.CHUNK_BYTES
+    chunks = 1 if preview else max(1, -(-size // length))
     try:
         if not isinstance(backend, ChunkReader) or not attempt.output_dir:
             raise RuntimeError("no backend of the attempt's cluster reads its claim")
-        if size > fetch_limit():
+        if not preview and size > fetch_limit():
             raise RuntimeError(f"{size} bytes is more than MYAPP_OUTPUTS_CLAIM_FETCH_BYTES ({fetch_limit()})")
-        chunks = max(1, -(-size // outputs_reader.CHUNK_BYTES))
         with open(part, "wb") as fh:
             for index in range(chunks):
-                chunk = backend.fetch_output_chunk(namespace, attempt.id, attempt.output_dir, path, index,
-                                                   outputs_reader.CHUNK_BYTES)
+                chunk = backend.fetch_output_chunk(namespace, attempt.id, attempt.output_dir, path, index, length,
+                                                   purpose="preview" if preview else "chunk")
                 if chunk.size != size:
                     raise RuntimeError(f"the file on the claim is {chunk.size} bytes now, {size} when listed")
                 fh.write(chunk.data)
                 os.utime(marker)  # still alive: not stale
             written = fh.tell()
-        if written != size:
-            raise RuntimeError(f"{written} bytes were copied of {size}")
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(part, folder / path)
+        if written != min(size, length * chunks):
+            raise RuntimeError(f"{written} bytes were copied of {min(size, length * chunks)}")
+        done.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(part, done)
     except (RuntimeError, OSError, ValueError) as exc:  # BackendError among them
-        log.warning("output %r of task run %s not fetched from the claim: %s", path, attempt.id, exc)
+        log.warning("output %r of task run %s not fetched from the claim%s: %s", path, attempt.id,
+                    " (its preview)" if preview else "", exc)
         part.unlink(missing_ok=True)
         marker.write_text(json.dumps({"state": "failed", "path": path, "reason": str(exc)}))
         return False

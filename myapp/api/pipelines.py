@@ -11,6 +11,7 @@ from flask import current_app, jsonify, request
 from marshmallow import fields, validate
 
 from .. import reconcile_requests
+from ..errors import DomainError, Kind
 from ..extensions import db
 from ..fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task, TaskRun
@@ -470,19 +471,19 @@ class TaskRunApi(ResourceApi):
            query={"path": "the file, relative to the output folder (none: all of them, zipped)",
                   "preview": "1: the first 64 KiB, as text"},
            response={"type": "string", "format": "binary"}, media_type=OUTPUT_MEDIA_TYPES,
-           answers={"202": {"description": "A file left on a Kubernetes outputs claim is being fetched by the "
-                            "worker: ask again after Retry-After seconds",
+           answers={"202": {"description": "A file left on a Kubernetes outputs claim (`on_claim`) is being "
+                            "fetched by the worker (for a preview, only its first 64 KiB): ask again after "
+                            "Retry-After seconds",
                             "headers": {"Retry-After": {"schema": {"type": "integer"}}},
                             "content": {"application/json": {"schema": MESSAGE}}},
                     "422": {"description": "The file is larger than the platform fetches from a cluster",
                             "content": {"application/json": {"schema": ERROR}}},
-                    "503": {"description": "The last fetch from the cluster failed (the reason; ask again to retry)",
-                            "content": {"application/json": {"schema": ERROR}}}})
+                    "503": {"description": "The last fetch from the cluster failed (the reason, answered once to "
+                            "GET; ask again to retry)", "content": {"application/json": {"schema": ERROR}}}})
     def output_file(self, pk: int):
         from flask import send_file
 
         from .. import outputs_store
-        from ..errors import DomainError, Kind
 
         attempt = self.load(pk)
         args = query_args({"path", "preview"})
@@ -494,24 +495,36 @@ class TaskRunApi(ResourceApi):
         kind = outputs_store.preview_kind(path)
         name = path.rsplit("/", 1)[-1]
         if args.get("preview") == "1" and kind in ("text", "csv", "metrics"):
-            with outputs_store.open_file(attempt, namespace, path, outputs_store.PREVIEW_BYTES) as fh:
-                text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
+            try:
+                with outputs_store.open_preview(attempt, namespace, path) as fh:
+                    text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
+            except DomainError as exc:
+                return self._fetch_from_claim(attempt, namespace, path, exc, preview=True)
             return current_app.response_class(text, mimetype="text/plain")
         try:
             stream = outputs_store.open_file(attempt, namespace, path)
-        except DomainError as exc:  # left on a cluster's claim: fetched by the worker while the client waits
-            celery = current_app.extensions["celery"]
-            fetching = exc.kind == Kind.NOT_FOUND and outputs_store.request_fetch(
-                attempt, namespace, path, lambda: celery.send_task(
-                    "myapp.fetch_output", args=[attempt.id, path], queue=reconcile_requests.BACKGROUND_QUEUE))
-            if not fetching:
-                raise
-            answer = jsonify(message=fetching)
-            answer.status_code = 202
-            answer.headers["Retry-After"] = str(outputs_store.RETRY_AFTER_SECONDS)
-            return answer
+        except DomainError as exc:
+            return self._fetch_from_claim(attempt, namespace, path, exc)
         if kind == "image":  # shown inline by the run view; nothing a browser would run (no SVG)
             return send_file(stream, mimetype=outputs_store.IMAGE_TYPES[os.path.splitext(name)[1].lower()],
                              download_name=name)
         # Anything else downloads: a job's HTML must never render on the platform's origin.
         return send_file(stream, mimetype="application/octet-stream", as_attachment=True, download_name=name)
+
+    @staticmethod
+    def _fetch_from_claim(attempt: TaskRun, namespace: str, path: str, missing: DomainError, preview: bool = False):
+        """A file not here that an attempt left on a cluster's claim: 202 while the worker fetches it (or, for
+        a preview, its start); any other file: the error that said it is not here."""
+        from .. import outputs_store
+
+        celery = current_app.extensions["celery"]
+        fetching = missing.kind == Kind.NOT_FOUND and outputs_store.request_fetch(
+            attempt, namespace, path, lambda: celery.send_task(
+                "myapp.fetch_output", args=[attempt.id, path, preview], queue=reconcile_requests.BACKGROUND_QUEUE),
+            preview=preview, keep_failure=request.method == "HEAD")
+        if not fetching:
+            raise missing
+        answer = jsonify(message=fetching)
+        answer.status_code = 202
+        answer.headers["Retry-After"] = str(outputs_store.RETRY_AFTER_SECONDS)
+        return answer

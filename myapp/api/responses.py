@@ -336,8 +336,10 @@ METRIC_SAMPLE = component("MetricSample", dataclass_schema(MetricSample))
 TASK_LOGS = component("TaskLogs", obj({"replicas": array(STRING), "items": array(LOG_LINE)}))
 TASK_METRICS = component("TaskMetrics", obj({"items": array(METRIC_SAMPLE)}))
 REPORTED_METRIC = component("ReportedMetric", obj({"step": INTEGER, "name": STRING, "value": NUMBER}))
-OUTPUT_FILE = component("OutputFile", obj({"path": STRING, "size": INTEGER,
-                                           "preview": enum_of(["metrics", "csv", "text", "image", "none"])}))
+OUTPUT_FILE = component("OutputFile", obj({
+    "path": STRING, "size": INTEGER, "preview": enum_of(["metrics", "csv", "text", "image", "none"]),
+    "on_claim": {**BOOLEAN, "description": "true: left on the Kubernetes outputs claim beyond the platform's copy; "
+                 "its download and preview answer 202 while the worker fetches it"}}, optional=["on_claim"]))
 TASK_OUTPUTS = component("TaskOutputs", obj({"output_dir": nullable(STRING), "files": array(OUTPUT_FILE),
                                              "metrics": array(REPORTED_METRIC)}))
 TASK_RUN_OUTPUT = {"metrics": nullable(array(METRIC_SAMPLE)), "outputs": nullable(array(OUTPUT_FILE)),

@@ -93,7 +93,7 @@ def test_claim_outputs_are_listed_previewed_and_downloaded(app, catalog, double,
         assert (make.backend, make.output_dir) == ("kubernetes", f"{run_id}/make/1")
         assert make.outputs == [{"path": "data.csv", "size": 8, "preview": "csv"},
                                 {"path": "metrics.jsonl", "size": len(METRICS), "preview": "metrics"},
-                                {"path": "model.bin", "size": COPY_BYTES, "preview": "none"},
+                                {"path": "model.bin", "size": COPY_BYTES, "preview": "none", "on_claim": True},
                                 {"path": "plots/loss.png", "size": len(PNG), "preview": "image"}]
         assert make.reported_metrics == [{"step": 0, "name": "loss", "value": 0.5}]
         copy_dir = outputs_store.attempt_folder(make, namespace)

@@ -53,7 +53,7 @@ def test_a_file_beyond_the_copy_is_fetched_in_chunks_and_served_identical(app, d
     first = admin.get(f"{world['url']}?path=model.bin")
     assert first.status_code == 202, first.get_json()
     assert first.headers["Retry-After"] == "5" and "being fetched" in first.get_json()["message"]
-    assert world["sent"] == [("myapp.fetch_output", [world["id"], "model.bin"])]
+    assert world["sent"] == [("myapp.fetch_output", [world["id"], "model.bin", False])]
     # While it is fetched, asking again starts nothing more.
     again = admin.get(f"{world['url']}?path=model.bin")
     assert again.status_code == 202 and len(world["sent"]) == 1 and chunk_readers(double) == []

@@ -54,8 +54,8 @@ def test_the_script_lists_everything_and_copies_within_the_bound(tmp_path):
     assert kept_files(listing, preview_kind) == [
         {"path": "data.csv", "size": 8, "preview": "csv"},
         {"path": "metrics.jsonl", "size": len(METRICS), "preview": "metrics"},
-        {"path": "model.bin", "size": 5000, "preview": "none"},
-        {"path": "plots/loss.png", "size": 3008, "preview": "none"}]  # not here: nothing to preview
+        {"path": "model.bin", "size": 5000, "preview": "none", "on_claim": True},
+        {"path": "plots/loss.png", "size": 3008, "preview": "image", "on_claim": True}]  # fetched when previewed
     everything = parse(run_script(folder), tmp_path / "all")
     assert everything.copied == {"data.csv", "metrics.jsonl", "model.bin", "plots/loss.png"}
     assert (tmp_path / "all" / "model.bin").read_bytes() == (folder / "model.bin").read_bytes()

@@ -4524,7 +4524,7 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description A file left on a Kubernetes outputs claim is being fetched by the worker: ask again after Retry-After seconds */
+                /** @description A file left on a Kubernetes outputs claim (`on_claim`) is being fetched by the worker (for a preview, only its first 64 KiB): ask again after Retry-After seconds */
                 202: {
                     headers: {
                         "Retry-After"?: number;
@@ -4547,7 +4547,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The last fetch from the cluster failed (the reason; ask again to retry) */
+                /** @description The last fetch from the cluster failed (the reason, answered once to GET; ask again to retry) */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -5520,6 +5520,8 @@ export interface components {
             volume: string | null;
         };
         OutputFile: {
+            /** @description true: left on the Kubernetes outputs claim beyond the platform's copy; its download and preview answer 202 while the worker fetches it */
+            on_claim?: boolean;
             path: string;
             /** @enum {string} */
             preview: "metrics" | "csv" | "text" | "image" | "none";

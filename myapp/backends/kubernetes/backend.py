@@ -427,9 +427,10 @@ class KubernetesBackend(Backend):
         return outputs_mod.fetch(self, namespace, task_run_id, relative_dir, into)
 
     def fetch_output_chunk(self, namespace: str, task_run_id: int, relative_dir: str, path: str, index: int,
-                           length: int) -> Chunk:
-        """One chunk of a file left on the claim, read by a reader pod (outputs.py; docs/outputs.md)."""
-        return outputs_mod.fetch_chunk(self, namespace, task_run_id, relative_dir, path, index, length)
+                           length: int, purpose: str = "chunk") -> Chunk:
+        """One chunk of a file left on the claim (of a download, or its preview), read by a reader pod
+        (outputs.py; docs/outputs.md)."""
+        return outputs_mod.fetch_chunk(self, namespace, task_run_id, relative_dir, path, index, length, purpose)
 
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's full log, then delete every submitted object and leftover pod.

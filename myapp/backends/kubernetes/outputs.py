@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ...contract import OUTPUTS_READER_LABEL
 from ...outputs_reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
-from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, chunk_reader_pod, chunk_selector, reader_pod
+from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, chunk_reader_pod, own_selector, reader_pod
 from ..base import BackendError
 from .resources import KubeApi
 from .retry import KubeApiError
@@ -55,7 +55,7 @@ def fetch(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: s
     BackendError when the reader cannot run, fails or answers something incomplete."""
     _sweep(backend, namespace)
     pod = reader_pod(namespace, task_run_id, relative_dir, image())
-    lines = _run(backend, pod, f"{OUTPUTS_READER_LABEL}={int(task_run_id)}", wait)
+    lines = _run(backend, pod, wait)
     try:
         return parse(lines, into)
     except ReaderOutputError as exc:
@@ -63,20 +63,21 @@ def fetch(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: s
 
 
 def fetch_chunk(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str, path: str,
-                index: int, length: int, wait: float = WAIT_SECONDS) -> Chunk:
+                index: int, length: int, purpose: str = "chunk", wait: float = WAIT_SECONDS) -> Chunk:
     """Chunk ``index`` (``length`` bytes from ``index * length``) of one file of the attempt's folder,
-    checked against its checksum, by one reader pod deleted whatever happened."""
+    checked against its checksum, by one reader pod deleted whatever happened; ``purpose`` is ``chunk``
+    (part of a download) or ``preview`` (the file's start), each with readers of its own."""
     if index == 0:
         _sweep(backend, namespace)
-    pod = chunk_reader_pod(namespace, task_run_id, relative_dir, path, index, length, image())
-    lines = _run(backend, pod, chunk_selector(task_run_id), wait)
+    pod = chunk_reader_pod(namespace, task_run_id, relative_dir, path, index, length, image(), purpose)
+    lines = _run(backend, pod, wait)
     try:
         return parse_chunk(lines, index * length, length)
     except ReaderOutputError as exc:
         raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
 
 
-def _run(backend: ReaderHost, pod: dict[str, Any], selector: str, wait: float) -> list[str]:
+def _run(backend: ReaderHost, pod: dict[str, Any], wait: float) -> list[str]:
     """Create the reader (or adopt it: 409), wait for it, return its log lines; deleted whatever happened."""
     namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     core: Any = backend.api.core  # the client's typed API, given plain data as everywhere in resources.py
@@ -95,7 +96,7 @@ def _run(backend: ReaderHost, pod: dict[str, Any], selector: str, wait: float) -
         return lines
     finally:
         try:
-            _delete(backend, namespace, selector)
+            _delete(backend, namespace, own_selector(pod["metadata"]["labels"]))
         except BackendError as exc:  # the answer stands; a later read in the namespace sweeps it
             log.warning("outputs reader %s/%s left behind: %s", namespace, name, exc)
 
@@ -123,9 +124,9 @@ def _sweep(backend: ReaderHost, namespace: str) -> None:
     pods = backend._retry("list outputs readers", lambda: backend.api.list_pods(namespace, OUTPUTS_READER_LABEL))
     cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=DEADLINE_SECONDS + WAIT_SECONDS)
     for pod in pods:
-        label = str(((pod.get("metadata") or {}).get("labels") or {}).get(OUTPUTS_READER_LABEL, ""))
-        if label.isdigit() and _created(pod) < cutoff:
-            _delete(backend, namespace, f"{OUTPUTS_READER_LABEL}={int(label)}")
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if str(labels.get(OUTPUTS_READER_LABEL, "")).isdigit() and _created(pod) < cutoff:
+            _delete(backend, namespace, own_selector(labels))
 
 
 def _delete(backend: ReaderHost, namespace: str, selector: str) -> None:

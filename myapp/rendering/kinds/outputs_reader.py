@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ...contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
@@ -21,22 +22,33 @@ NOBODY = 65534
 MOUNT = "/outputs"  # where the reader sees the project's claim
 DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")  # outputs.attempt_dir's
 DEADLINE_SECONDS = 300  # the kubelet stops a reader still running by then
-FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL on the readers of one file's chunks
+FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL: "chunk" (a download) or "preview"
+FILE_LABEL = "myapp.io/outputs-file"  # which file: a reader done with one file never deletes another's
+PURPOSES = ("chunk", "preview")
 
 
 def reader_name(task_run_id: int) -> str:
     return f"myapp-outputs-read-{int(task_run_id)}"
 
 
-def chunk_reader_name(task_run_id: int, path: str, index: int) -> str:
-    """One name per chunk of a file (a deleted pod keeps its name while it terminates): a worker that died
-    mid-way finds the same chunk's reader again."""
-    return f"myapp-outputs-fetch-{int(task_run_id)}-{hashlib.sha256(path.encode()).hexdigest()[:10]}-{int(index)}"
+def _file_key(path: str) -> str:
+    return hashlib.sha256(path.encode()).hexdigest()[:10]
 
 
-def chunk_selector(task_run_id: int) -> str:
-    """The chunk readers of a task run (not its end-of-attempt reader)."""
-    return f"{OUTPUTS_READER_LABEL}={int(task_run_id)},{FETCH_LABEL}=chunk"
+def chunk_reader_name(task_run_id: int, path: str, index: int, purpose: str = "chunk") -> str:
+    """One name per chunk of a file and purpose (a deleted pod keeps its name while it terminates): a worker
+    that died mid-way finds the same chunk's reader again, and a preview never adopts a download's reader."""
+    prefix = "fetch" if purpose == "chunk" else "preview"
+    return f"myapp-outputs-{prefix}-{int(task_run_id)}-{_file_key(path)}-{int(index)}"
+
+
+def own_selector(labels: Mapping[str, str]) -> str:
+    """The selector of the readers a reader's labels say it is one of: its task run's end-of-attempt reader,
+    or the readers of one file for one purpose. Readers are deleted by selector (deletecollection), and this
+    one never takes the readers of another fetch under way (another file, the other purpose) with it."""
+    keys = (OUTPUTS_READER_LABEL, FETCH_LABEL, FILE_LABEL)
+    terms = [f"{key}={labels[key]}" for key in keys if key in labels]
+    return ",".join(terms if FETCH_LABEL in labels else [*terms, f"!{FETCH_LABEL}"])
 
 
 def reader_pod(namespace: str, task_run_id: int, relative_dir: str, image: str) -> dict[str, Any]:
@@ -48,12 +60,15 @@ def reader_pod(namespace: str, task_run_id: int, relative_dir: str, image: str) 
 
 
 def chunk_reader_pod(namespace: str, task_run_id: int, relative_dir: str, path: str, index: int, length: int,
-                     image: str) -> dict[str, Any]:
-    """The reader printing chunk ``index`` (``length`` bytes from ``index * length``) of one file."""
+                     image: str, purpose: str = "chunk") -> dict[str, Any]:
+    """The reader printing chunk ``index`` (``length`` bytes from ``index * length``) of one file, for a
+    download (``chunk``) or a preview (``preview``: the file's start only)."""
     if not DIR.fullmatch(relative_dir) or not PATH.fullmatch(path):
         raise ValueError(f"{relative_dir!r}/{path!r} is not a file in an attempt's outputs folder")
-    labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: "chunk"}
-    return _pod(namespace, chunk_reader_name(task_run_id, path, index), labels,
+    if purpose not in PURPOSES:
+        raise ValueError(f"a chunk reader is for one of {PURPOSES}, not {purpose!r}")
+    labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: purpose, FILE_LABEL: _file_key(path)}
+    return _pod(namespace, chunk_reader_name(task_run_id, path, index, purpose), labels,
                 chunk_command(f"{MOUNT}/{relative_dir}/{path}", index * length, length), image)
 
 

@@ -22,40 +22,75 @@ export function retryDelay(retryAfter: string | null): number {
   return Number.isFinite(seconds) && seconds > 0 ? Math.min(60, Math.max(1, Math.round(seconds))) : 5;
 }
 
-/** A download that may first have to be fetched from a Kubernetes outputs claim (the API answers 202
- * meanwhile): asked with HEAD until it is here, then downloaded. */
+/** How the run view asks the network and waits (a test gives its own). */
+export interface FetchIo {
+  fetch: (url: string, init: RequestInit) => Promise<Response>;
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) { reject(signal.reason); return; }
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+  });
+}
+
+const browserIo: FetchIo = { fetch: (url, init) => fetch(url, init), sleep };
+
+/** Ask for a file that may first have to be fetched from a Kubernetes outputs claim (the API answers 202
+ * meanwhile, for a download or a preview alike): say so (onFetching) and ask again after its Retry-After,
+ * until another answer comes, which it resolves with. Rejects once signal aborts (the view moved on). */
+export async function untilFetched(url: string, method: "GET" | "HEAD", signal: AbortSignal,
+  onFetching: () => void, io: FetchIo = browserIo): Promise<Response> {
+  for (;;) {
+    const answer = await io.fetch(url, { method, credentials: "same-origin", signal });
+    if (answer.status !== 202) return answer;
+    onFetching();
+    await io.sleep(retryDelay(answer.headers.get("Retry-After")) * 1000, signal);
+  }
+}
+
+/** Why a file could not be had: the API's message. A HEAD answer has no body: GET says why (the API keeps a
+ * failed fetch from the cluster for that GET, and starts again after). */
+export async function failure(answer: Response, url: string, method: "GET" | "HEAD", signal: AbortSignal,
+  io: FetchIo = browserIo): Promise<string> {
+  const told = method === "HEAD" ? await io.fetch(url, { credentials: "same-origin", signal }) : answer;
+  const body = (await told.json().catch(() => ({}))) as { message?: string };
+  return body.message ?? `${answer.status} ${answer.statusText}`;
+}
+
+function FetchingNote() {
+  return <span className="muted" role="status"> fetching from the cluster…</span>;
+}
+
+/** A download that may first have to be fetched from a Kubernetes outputs claim: asked with HEAD until it is
+ * here, then downloaded. */
 function ClaimDownload({ url, name }: { url: string; name: string }) {
   const [state, setState] = useState<"idle" | "fetching" | string>("idle");
-  const [attempt, setAttempt] = useState(0);
+  const [asked, setAsked] = useState(0);
   useEffect(() => {
-    if (attempt === 0) return;
-    let current = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    fetch(url, { method: "HEAD", credentials: "same-origin" }).then((r) => {
-      if (!current) return;
-      if (r.status === 202) {
-        setState("fetching");
-        timer = setTimeout(() => setAttempt((n) => n + 1), retryDelay(r.headers.get("Retry-After")) * 1000);
-      } else if (r.ok) {
-        setState("idle");
+    if (asked === 0) return;
+    const control = new AbortController();
+    const { signal } = control;
+    untilFetched(url, "HEAD", signal, () => setState("fetching"))
+      .then(async (answer) => {
+        const reason = answer.ok ? null : await failure(answer, url, "HEAD", signal);
+        if (signal.aborted) return;
+        setState(reason ?? "idle");
+        if (reason !== null) return;
         const link = document.createElement("a");
         link.href = url;
         link.download = name;
         link.click();
-      } else {
-        // HEAD has no body: ask once more with GET for the reason (a failure is answered once).
-        void fetch(url, { credentials: "same-origin" }).then(async (g) => {
-          const body = (await g.json().catch(() => ({}))) as { message?: string };
-          if (current) setState(body.message ?? `${r.status} ${r.statusText}`);
-        });
-      }
-    }, (e: unknown) => current && setState(String(e)));
-    return () => { current = false; if (timer) clearTimeout(timer); };
-  }, [attempt, url, name]);
+      })
+      .catch((e: unknown) => { if (!signal.aborted) setState(String(e)); });
+    return () => control.abort();
+  }, [asked, url, name]);
   return (
     <>
-      <a href={url} download={name} onClick={(e) => { e.preventDefault(); setAttempt((n) => n + 1); }}>Download</a>
-      {state === "fetching" && <span className="muted" role="status"> fetching from the cluster…</span>}
+      <a href={url} download={name} onClick={(e) => { e.preventDefault(); setAsked((n) => n + 1); }}>Download</a>
+      {state === "fetching" && <FetchingNote />}
       {state !== "idle" && state !== "fetching" && <span className="error" role="alert"> {state}</span>}
     </>
   );
@@ -85,26 +120,39 @@ export function parseCsv(text: string, separator = ","): string[][] {
   return rows;
 }
 
+/** A file's preview: text, CSV and metrics by their first 64 KiB, images as they are. A file left on a
+ * Kubernetes outputs claim is fetched first (its start, or a whole image), "fetching from the cluster…" meanwhile. */
 function Preview({ attemptId, file }: { attemptId: number; file: OutputFile }) {
   const [text, setText] = useState<string | null>(null);
+  const [imageHere, setImageHere] = useState(false);
+  const [fetching, setFetching] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const image = file.preview === "image";
   useEffect(() => {
-    if (file.preview === "image" || file.preview === "none") return;
-    let current = true;
-    fetch(fileUrl(attemptId, file.path, true), { credentials: "same-origin" })
-      .then(async (r) => {
-        if (!r.ok) throw new Error(`${r.status} ${r.statusText}`);
-        return r.text();
+    if (file.preview === "none" || (image && !file.on_claim)) return;  // a copied image: the <img> asks for it
+    const control = new AbortController();
+    const { signal } = control;
+    const method = image ? "HEAD" : "GET";
+    const url = fileUrl(attemptId, file.path, !image);
+    untilFetched(url, method, signal, () => setFetching(true))
+      .then(async (answer) => {
+        if (!answer.ok) throw new Error(await failure(answer, url, method, signal));
+        const body = image ? null : await answer.text();
+        if (signal.aborted) return;
+        setFetching(false);
+        if (body === null) setImageHere(true);
+        else setText(body);
       })
-      .then((t) => current && setText(t), (e: unknown) => current && setError(e));
-    return () => { current = false; };
-  }, [attemptId, file]);
+      .catch((e: unknown) => { if (!signal.aborted) setError(e); });
+    return () => control.abort();
+  }, [attemptId, file, image]);
 
-  if (file.preview === "image") {
-    return <img className="output-image" src={fileUrl(attemptId, file.path)} alt={`Preview of ${file.path}`} />;
-  }
   if (file.preview === "none") return <p className="muted">No preview for this kind of file: download it.</p>;
   if (error) return <ErrorBanner error={error} />;
+  if (image && (imageHere || !file.on_claim)) {
+    return <img className="output-image" src={fileUrl(attemptId, file.path)} alt={`Preview of ${file.path}`} />;
+  }
+  if (fetching) return <p className="muted"><FetchingNote /></p>;
   if (text === null) return <Loading what="Loading preview" />;
   if (file.preview === "csv") {
     const rows = parseCsv(text, file.path.endsWith(".tsv") ? "\t" : ",").slice(0, 51);
@@ -175,7 +223,7 @@ export function OutputsTab({ attempt }: { attempt: AttemptSummary }) {
                   </td>
                   <td>{formatBytes(f.size)}</td>
                   <td>
-                    {attempt.backend === "kubernetes" && f.preview === "none"  // may be left on the claim
+                    {f.on_claim || (attempt.backend === "kubernetes" && f.preview === "none")  // rows kept before on_claim
                       ? <ClaimDownload url={fileUrl(attempt.id, f.path)} name={f.path.split("/").pop() ?? f.path} />
                       : <a href={fileUrl(attempt.id, f.path)} download={f.path.split("/").pop()}>Download</a>}
                   </td>
@@ -187,7 +235,7 @@ export function OutputsTab({ attempt }: { attempt: AttemptSummary }) {
       {shown && (
         <section className="output-preview" aria-label={`File ${shown.path}`}>
           <h3>{shown.path}</h3>
-          <Preview attemptId={attempt.id} file={shown} />
+          <Preview key={shown.path} attemptId={attempt.id} file={shown} />
         </section>
       )}
     </div>

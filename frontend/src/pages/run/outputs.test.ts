@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fileUrl, parseCsv, retryDelay } from "./OutputsTab";
+import { failure, type FetchIo, fileUrl, parseCsv, retryDelay, untilFetched } from "./OutputsTab";
 import { changedParams } from "./RunDialog";
 import { lastValues, metricNames, stepPoints } from "./stepSeries";
 
@@ -20,6 +20,59 @@ describe("outputs", () => {
     expect(retryDelay("junk")).toBe(5);
     expect(retryDelay("0")).toBe(5);
     expect(retryDelay("3600")).toBe(60);
+  });
+
+  it("asks again after each 202's Retry-After until the file (or its preview) is here", async () => {
+    const answers = [
+      new Response(JSON.stringify({ message: "being fetched" }), { status: 202, headers: { "Retry-After": "2" } }),
+      new Response(JSON.stringify({ message: "being fetched" }), { status: 202 }),
+      new Response("step 0 loss 1.0\n", { status: 200 }),
+    ];
+    const asked: RequestInit[] = [];
+    const slept: number[] = [];
+    const io: FetchIo = {
+      fetch: async (_url, init) => { asked.push(init); return answers.shift() as Response; },
+      sleep: async (ms) => { slept.push(ms); },
+    };
+    let told = 0;
+    const url = fileUrl(5, "train.log", true);
+    const answer = await untilFetched(url, "GET", new AbortController().signal, () => { told++; }, io);
+    expect(await answer.text()).toBe("step 0 loss 1.0\n");
+    expect(slept).toEqual([2000, 5000]);
+    expect(told).toBe(2);
+    expect(asked.map((init) => init.method)).toEqual(["GET", "GET", "GET"]);
+  });
+
+  it("stops asking once the view moves on", async () => {
+    const control = new AbortController();
+    let asked = 0;
+    const io: FetchIo = {
+      fetch: async () => { asked++; return new Response(null, { status: 202 }); },
+      sleep: async () => { control.abort(); throw new Error("aborted"); },
+    };
+    await expect(untilFetched("/f", "HEAD", control.signal, () => undefined, io)).rejects.toThrow("aborted");
+    expect(asked).toBe(1);
+  });
+
+  it("says why a fetch from the cluster failed, asking with GET after a bodiless HEAD", async () => {
+    const asked: (string | undefined)[] = [];
+    const io: FetchIo = {
+      fetch: async (_url, init) => {
+        asked.push(init.method);
+        return new Response(JSON.stringify({ message: "fetching 'm.bin' from the cluster failed: gone" }),
+          { status: 503 });
+      },
+      sleep: async () => undefined,
+    };
+    const signal = new AbortController().signal;
+    const head = new Response(null, { status: 503, statusText: "Service Unavailable" });
+    expect(await failure(head, "/f", "HEAD", signal, io)).toBe("fetching 'm.bin' from the cluster failed: gone");
+    expect(asked).toEqual([undefined]);  // one GET
+    const get = new Response(JSON.stringify({ message: "no such file" }), { status: 404 });
+    expect(await failure(get, "/f", "GET", signal, io)).toBe("no such file");
+    expect(asked).toHaveLength(1);
+    const bare = new Response("oops", { status: 500, statusText: "Internal Server Error" });
+    expect(await failure(bare, "/f", "GET", signal, io)).toBe("500 Internal Server Error");
   });
 
   it("turns reported metrics into series by step", () => {
