@@ -55,6 +55,20 @@ def run_on_double(app, catalog, double, k8s_backend, tmp_path, claim: Path) -> i
     return run_id
 
 
+def finished_make(app, catalog, double, k8s_backend, tmp_path, claim: Path, monkeypatch) -> tuple[int, int, str]:
+    """run_on_double with the worker's backend the double's: (the run, make's attempt, its output folder)."""
+    from myapp.backends import registry as backends
+    from myapp.extensions import db
+    from myapp.models import Task, TaskRun
+
+    monkeypatch.setattr(backends, "backend_for", lambda task: k8s_backend)
+    run_id = run_on_double(app, catalog, double, k8s_backend, tmp_path, claim)
+    with app.app_context():
+        make = db.session.scalars(sa.select(TaskRun).join(Task).where(
+            TaskRun.pipeline_run_id == run_id, Task.name == "make")).one()
+        return run_id, make.id, str(make.output_dir)
+
+
 def write_outputs(folder: Path) -> None:
     """What the attempt's pod leaves on the claim: files to copy, one beyond the copy's bound, a symlink."""
     (folder / "plots").mkdir(parents=True, exist_ok=True)

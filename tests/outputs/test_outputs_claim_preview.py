@@ -8,13 +8,12 @@ import os
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from myapp import outputs_reader
 from myapp.outputs_store import PREVIEW_BYTES
 from myapp.rendering.kinds.outputs_reader import FETCH_LABEL
 from tests.outputs import test_outputs_claim
-from tests.outputs.test_outputs_claim import claim, reader_pods, run_on_double  # noqa: F401 (a fixture)
+from tests.outputs.test_outputs_claim import claim, finished_make, reader_pods  # noqa: F401 (a fixture)
 
 COPY = 64 * 1024  # the end-of-attempt copy's bound here: the log and the big image stay on the claim
 CHUNK = 128 * 1024  # a download's chunks here: the log takes three readers
@@ -31,9 +30,6 @@ def world(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch):  # n
     """A finished run on the double whose `make` also wrote train.log and plots/big.png, both left on the
     claim; the worker's backend is the double's; the Celery messages the API sends are recorded."""
     import myapp.tasks  # noqa: F401 (registers myapp.fetch_output)
-    from myapp.backends import registry
-    from myapp.extensions import db
-    from myapp.models import Task, TaskRun
 
     assert len(LOG) > 4 * PREVIEW_BYTES and len(LOG) > 2 * CHUNK
     write = test_outputs_claim.write_outputs
@@ -46,15 +42,11 @@ def world(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch):  # n
     monkeypatch.setattr(test_outputs_claim, "write_outputs", write_more)
     monkeypatch.setattr(outputs_reader, "COPY_BYTES", COPY)
     monkeypatch.setattr(outputs_reader, "CHUNK_BYTES", CHUNK)
-    monkeypatch.setattr(registry, "backend_for", lambda task: k8s_backend)
-    run_id = run_on_double(app, catalog, double, k8s_backend, tmp_path, claim)
-    with app.app_context():
-        make = db.session.scalars(sa.select(TaskRun).join(Task).where(
-            TaskRun.pipeline_run_id == run_id, Task.name == "make")).one()
+    run_id, attempt_id, _folder = finished_make(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch)
     sent: list[tuple[str, Any]] = []
     celery = app.extensions["celery"]
     monkeypatch.setattr(celery, "send_task", lambda name, args=None, **kw: sent.append((name, args)))
-    return {"id": make.id, "run": run_id, "sent": sent, "url": f"/api/v1/task_run/{make.id}/output",
+    return {"id": attempt_id, "run": run_id, "sent": sent, "url": f"/api/v1/task_run/{attempt_id}/output",
             "task": celery.tasks["myapp.fetch_output"]}
 
 

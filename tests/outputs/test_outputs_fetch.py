@@ -10,12 +10,11 @@ import sys
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from myapp import outputs_reader
 from myapp.outputs_reader import ReaderOutputError, chunk_command, parse_chunk
 from myapp.rendering.kinds.outputs_reader import FETCH_LABEL
-from tests.outputs.test_outputs_claim import claim, reader_pods, run_on_double  # noqa: F401 (a fixture)
+from tests.outputs.test_outputs_claim import claim, finished_make, reader_pods  # noqa: F401 (a fixture)
 
 CHUNK = 1024 * 1024  # smaller chunks: the 6 MiB file takes six readers
 
@@ -29,17 +28,9 @@ def world(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch):  # n
     """A finished run on the double whose `make` left model.bin (random bytes, listed) on the claim; the
     worker's backend is the double's; the Celery messages the API sends are recorded."""
     import myapp.tasks  # noqa: F401 (registers myapp.fetch_output)
-    from myapp.backends import registry
-    from myapp.extensions import db
-    from myapp.models import Task, TaskRun
 
     monkeypatch.setattr(outputs_reader, "CHUNK_BYTES", CHUNK)
-    monkeypatch.setattr(registry, "backend_for", lambda task: k8s_backend)
-    run_id = run_on_double(app, catalog, double, k8s_backend, tmp_path, claim)
-    with app.app_context():
-        make = db.session.scalars(sa.select(TaskRun).join(Task).where(
-            TaskRun.pipeline_run_id == run_id, Task.name == "make")).one()
-        attempt_id, output_dir = make.id, make.output_dir
+    _run, attempt_id, output_dir = finished_make(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch)
     body = os.urandom(outputs_reader.COPY_BYTES)
     (claim / str(output_dir) / "model.bin").write_bytes(body)  # the same size as listed
     sent: list[tuple[str, Any]] = []
