@@ -6,6 +6,7 @@ both hand them to `myapp.scheduler.policy.decide` and carry out the `Decision` i
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
@@ -57,6 +58,56 @@ class Waiting:
     preemptions: int = 0
 
 
+def _arrival(w: Waiting) -> tuple[float, str]:
+    return (w.job.submitted, w.job.id)
+
+
+class WaitingQueue:
+    """Waiting jobs kept by class (group, GPUs), each class in arrival order, as jobs come and go: a
+    caller that decides often on a long queue (the simulator) hands `decide` this instead of a list, so
+    a decision reads the classes instead of sorting the whole queue. Iterates in the order jobs were
+    added; a job id is in it at most once."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[str, Waiting] = {}
+        self._classes: dict[tuple[str, int], list[Waiting]] = {}
+
+    def add(self, w: Waiting) -> None:
+        if w.job.id in self._jobs:
+            raise ValueError(f"job {w.job.id} is already waiting")
+        self._jobs[w.job.id] = w
+        members = self._classes.setdefault((w.job.group, w.job.gpus), [])
+        if members and _arrival(members[-1]) > _arrival(w):  # a preempted job goes back in its place
+            bisect.insort(members, w, key=_arrival)
+        else:
+            members.append(w)
+
+    def remove(self, job_id: str) -> Waiting:
+        w = self._jobs.pop(job_id)
+        key = (w.job.group, w.job.gpus)
+        members = self._classes[key]
+        del members[bisect.bisect_left(members, _arrival(w), key=_arrival)]
+        if not members:
+            del self._classes[key]
+        return w
+
+    def classes(self) -> dict[tuple[str, int], list[Waiting]]:
+        """Class -> its waiting jobs in arrival order (submitted, id). Read only."""
+        return self._classes
+
+    def sizes(self) -> set[int]:
+        return {gpus for _, gpus in self._classes}
+
+    def __iter__(self) -> Iterator[Waiting]:
+        return iter(self._jobs.values())
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, Waiting) and self._jobs.get(item.job.id) == item
+
+
 @dataclass(frozen=True)
 class Start:
     job_id: str
@@ -88,6 +139,8 @@ class History:
         self.window = window  # recent runs only: a task's workload drifts
         self._runs: dict[tuple[str, int], list[float]] = {}
         self._sorted: dict[tuple[str, int], list[float]] = {}  # the same, sorted: policies ask often
+        # expected(group, gpus) at elapsed 0: asked once per waiting job per decision, it changes only on add
+        self._fresh: dict[tuple[str, int], float | None] = {}
 
     def add(self, group: str, gpus: int, seconds: float) -> None:
         runs = self._runs.setdefault((group, gpus), [])
@@ -95,6 +148,7 @@ class History:
         if len(runs) > self.window:
             del runs[0]
         self._sorted.pop((group, gpus), None)
+        self._fresh.pop((group, gpus), None)
 
     def runs(self, group: str, gpus: int) -> list[float]:
         """The recent run times, shortest first."""
@@ -108,10 +162,18 @@ class History:
         """Seconds still to run for a run that has lasted `elapsed`: the median of the earlier runs that
         lasted longer, minus elapsed; None without history. A run that has outlived every earlier one is
         expected to last as long again (at least an hour)."""
-        ordered = self.runs(group, gpus)
+        key = (group, gpus)
+        if not elapsed and key in self._fresh:
+            return self._fresh[key]
+        ordered = self._sorted.get(key)
+        if ordered is None:
+            ordered = self.runs(group, gpus)
         if not ordered:
-            return None
-        first = bisect.bisect_right(ordered, elapsed)
-        if first == len(ordered):
-            return max(elapsed, 3600.0)
-        return ordered[(first + len(ordered)) // 2] - elapsed
+            guess = None
+        else:
+            first = bisect.bisect_right(ordered, elapsed)
+            count = len(ordered)
+            guess = max(elapsed, 3600.0) if first == count else ordered[(first + count) // 2] - elapsed
+        if not elapsed:
+            self._fresh[key] = guess
+        return guess

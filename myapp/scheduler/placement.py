@@ -7,27 +7,61 @@ nodes. A placement is all the job's GPUs or nothing: no partial gang ever holds 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from .model import Job, Node, Running
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a plan takes from its nodes alone."""
+
+    key: tuple[Node, ...]
+    nodes: dict[str, Node]
+    order: list[str]
+    gpus: dict[str, int]
+    cpu: dict[str, float]
+    memory: dict[str, float]
+    largest: int
+    smallest: int
+    total: int
+    tracked: bool
+
+
+_last_layout: _Layout | None = None  # the simulator plans on the same nodes at every decision: worked out once
+
+
+def _layout(nodes: Sequence[Node]) -> _Layout:
+    global _last_layout
+    key = tuple(nodes)
+    last = _last_layout
+    if last is not None and last.key == key:
+        return last
+    layout = _Layout(key, {n.name: n for n in nodes}, [n.name for n in nodes], {n.name: n.gpus for n in nodes},
+                     {n.name: n.cpu for n in nodes}, {n.name: n.memory for n in nodes},
+                     max((n.gpus for n in nodes), default=0),
+                     min((n.gpus for n in nodes), default=0),  # fewer free than this on every node: none whole
+                     sum(n.gpus for n in nodes),
+                     any(n.cpu or n.memory for n in nodes))  # best fit compares CPU and memory too
+    _last_layout = layout
+    return layout
 
 
 class Plan:
     def __init__(self, nodes: Sequence[Node], running: Iterable[Running],
                  free: Mapping[str, int] | None = None) -> None:
-        self.nodes = {n.name: n for n in nodes}
-        self.order = [n.name for n in nodes]
-        self.gpus = {n.name: n.gpus for n in nodes}
-        self.cpu = {n.name: n.cpu for n in nodes}
-        self.memory = {n.name: n.memory for n in nodes}
-        self.largest = max((n.gpus for n in nodes), default=0)
-        self.smallest = min((n.gpus for n in nodes), default=0)  # fewer free than this on every node: none whole
-        self.total = sum(n.gpus for n in nodes)
-        self.tracked = any(n.cpu or n.memory for n in nodes)  # best fit compares CPU and memory too
-        gpus = self.gpus
-        self.free_gpus = self.total
-        if free is not None and not any(n.cpu or n.memory for n in nodes):
+        self._layout = layout = _layout(nodes)
+        self.nodes, self.order = layout.nodes, layout.order  # shared with other plans: never changed
+        self.largest, self.smallest, self.total, self.tracked = (
+            layout.largest, layout.smallest, layout.total, layout.tracked)
+        self.cpu, self.memory = dict(layout.cpu), dict(layout.memory)
+        if free is not None and not self.tracked:
             self.gpus = dict(free)  # the caller tracks the GPUs, and nothing else is tracked
             running = ()
+        else:
+            self.gpus = dict(layout.gpus)
+        gpus = self.gpus
+        self.free_gpus = self.total
         for r in running:
             if r.job.cpu or r.job.memory or len(r.placement) > 1:
                 self.take(r.job, r.placement)
@@ -43,9 +77,11 @@ class Plan:
         """How many of the largest nodes a multi-node job needs (the lower bound on mixed sizes)."""
         return -(-job.gpus // self.largest) if self.largest else 0
 
-    def _whole(self, name: str) -> bool:
-        node = self.nodes[name]
-        return self.gpus[name] == node.gpus and self.cpu[name] == node.cpu and self.memory[name] == node.memory
+    def whole_nodes(self, exclude: Collection[str] = ()) -> list[str]:
+        """The nodes with all their GPUs, CPU and memory free (not in `exclude`), in node order."""
+        gpus, cpu, memory, layout = self.gpus, self.cpu, self.memory, self._layout
+        return [n for n in self.order if gpus[n] == layout.gpus[n] and cpu[n] == layout.cpu[n]
+                and memory[n] == layout.memory[n] and not (exclude and n in exclude)]
 
     def fit(self, job: Job, exclude: Collection[str] = ()) -> dict[str, int] | None:
         """A placement for the whole gang on what is free now (not on `exclude`), or None."""
@@ -69,7 +105,7 @@ class Plan:
             return None if best is None else {best: job.gpus}
         if self.free_gpus < job.gpus:
             return None
-        whole = sorted((n for n in self.order if n not in exclude and self._whole(n)), key=lambda n: -self.gpus[n])
+        whole = sorted(self.whole_nodes(exclude), key=lambda n: -self.gpus[n])
         placement: dict[str, int] = {}
         held = 0
         for name in whole:
@@ -89,7 +125,7 @@ class Plan:
                     return True
             else:
                 if whole is None:
-                    whole = sum(self.gpus[n] for n in self.order if self._whole(n))
+                    whole = sum(self.gpus[n] for n in self.whole_nodes())
                 if whole >= size:
                     return True
         return False
@@ -130,7 +166,7 @@ class Plan:
                     [f"{show_memory(job.memory)} of free memory"] if memory else [])
                 return "no node with " + " and ".join(wants)
             return f"no node with {job.gpus} free GPUs, {job.cpu:g} CPU and {job.memory:g} bytes of memory"
-        whole = sum(1 for n in self.order if self._whole(n))
+        whole = len(self.whole_nodes())
         return f"needs {self.whole_nodes_needed(job)} whole free nodes for {job.gpus} GPUs, {whole} free"
 
 

@@ -5,16 +5,15 @@ controller and the simulator both call `decide` (see docs/scheduling.md for the 
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import chain, groupby
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from ..errors import FieldError
-from .model import Decision, History, Job, Node, Reason, Running, Start, Waiting
+from .model import Decision, History, Job, Node, Reason, Running, Start, Waiting, WaitingQueue
 from .placement import Plan
 from .quota import Ledger
 
@@ -33,7 +32,7 @@ class Context:
     now: float
     plan: Plan
     running: Sequence[Running]
-    waiting: Sequence[Waiting]
+    waiting: Collection[Waiting]  # a list, or a WaitingQueue
     history: History
     explain: bool
     max_preemptions: int
@@ -45,12 +44,13 @@ class Context:
     borrowing_before: frozenset[str] = frozenset()
 
 
-def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Running], waiting: Sequence[Waiting],
+def decide(policy: str, now: float, nodes: Sequence[Node], running: Sequence[Running], waiting: Collection[Waiting],
            history: History | None = None, *, explain: bool = True,
            max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, free: Mapping[str, int] | None = None,
            ledger: Ledger | None = None) -> Decision:
     """Decide for one instant. With explain=False the reasons are left out (the simulator's fast path);
-    `free` (GPUs per node) may be given by a caller that tracks it, else it is worked out from `running`.
+    `free` (GPUs per node) may be given by a caller that tracks it, else it is worked out from `running`;
+    so may `waiting` be given as a `WaitingQueue` the caller keeps (the same decision, no sorting of it).
     With a `ledger` (quotas with borrowing, `quota.py`; built from the same `running`), a job starts only
     as its project's quota allows, and a job within its project's share that does not fit preempts
     borrowers of other projects for it, whatever the policy."""
@@ -86,21 +86,36 @@ def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[
             if r.preemptible and r.preemptions < ctx.max_preemptions and (victim := run_rank(r)) is not None:
                 candidates.append((victim, r))
         candidates.sort(key=lambda c: (-c[0], -c[1].started))
-    sizes = set(map(_GPUS, ctx.waiting))
+    sizes = _sizes(ctx.waiting)
     if not ctx.explain and not candidates and ctx.ledger is None and not plan.could_fit(sizes):
         return decision  # nothing fits, none to take back (the simulator's common case: skip the sort)
     stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
-    order = sorted(ctx.waiting, key=key)
     failed_single = failed_multi = math.inf  # a gang this big did not fit: no larger one of a later rank will
+    quick = not ctx.explain and ctx.ledger is None  # a job that cannot start is only passed over
+    # Without preemption the free GPUs only shrink: a job larger than the freest node will not start
+    # (nor one needing whole nodes when none is whole), as if a job that size had failed
+    shrinking = quick and not candidates
+    pool: Iterable[Waiting] = ctx.waiting
+    if shrinking:
+        failed_single = max(plan.gpus.values(), default=0) + 1
+        pool = chain.from_iterable(  # so the classes that cannot start are not even sorted
+            jobs for (_, gpus), jobs in _classes(ctx.waiting).items()
+            if (gpus < failed_single if gpus <= plan.largest else failed_single > plan.smallest))
+    order = sorted(pool, key=key)
     left: list[tuple[Waiting, str]] = []
     for w in order:
         job = w.job
         plain = not job.cpu and not job.memory and ctx.ledger is None
         single = plan.single_node(job)
+        hopeless = plain and (job.gpus >= failed_single if single else
+                              (failed_single <= plan.smallest or job.gpus >= failed_multi))
+        if quick and hopeless:  # what the loop below does for it, without its work
+            if failed_single <= stop:
+                break
+            continue
         placement = None
         refused = _refused(ctx, job)
-        if refused is None and (not plain or not (job.gpus >= failed_single if single else
-                                                  (failed_single <= plan.smallest or job.gpus >= failed_multi))):
+        if refused is None and not hopeless:
             placement = plan.fit(job)
             if placement is None and candidates and wait_rank is not None:
                 placement = _preempt_for(plan, job, wait_rank(w), candidates, decision, ctx.ledger)
@@ -113,12 +128,27 @@ def _schedule(ctx: Context, key: Callable[[Waiting], Any], wait_rank: Callable[[
                     failed_multi = min(failed_multi, job.gpus)
         if placement is not None:
             _take(ctx, w, placement)
+            if shrinking:
+                failed_single = min(failed_single, max(plan.gpus.values()) + 1)
+                if failed_single <= stop:
+                    break  # nothing more can start
         elif ctx.explain:
             left.append((w, refused or plan.why_not(job)))
         elif failed_single <= stop:
             break  # nothing more can start and nobody asked why
     decision.reasons = [Reason(w.job.id, i, f"waiting: {why}") for i, (w, why) in enumerate(left, 1)]
     return decision
+
+
+def _sizes(waiting: Collection[Waiting]) -> set[int]:
+    return waiting.sizes() if isinstance(waiting, WaitingQueue) else set(map(_GPUS, waiting))
+
+
+def _classes(waiting: Collection[Waiting]) -> Mapping[tuple[str, int], Sequence[Waiting]]:
+    """The waiting jobs by class (group, GPUs), each in arrival order (read only)."""
+    if isinstance(waiting, WaitingQueue):
+        return waiting.classes()
+    return {key: list(members) for key, members in groupby(sorted(waiting, key=_CLASS_ARRIVAL), key=_CLASS)}
 
 
 def _refused(ctx: Context, job: Job) -> str | None:
@@ -194,6 +224,7 @@ def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float
 _arrival = attrgetter("job.submitted", "job.id")  # C-level keys: the simulator sorts long queues often
 _GPUS = attrgetter("job.gpus")
 _SUBMITTED = attrgetter("job.submitted")
+_STARTED = attrgetter("started")
 _CLASS = attrgetter("job.group", "job.gpus")
 _CLASS_ARRIVAL = attrgetter("job.group", "job.gpus", "job.submitted", "job.id")
 
@@ -240,37 +271,35 @@ def _estimate(history: History, job: Job, elapsed: float = 0.0) -> float | None:
     return history.expected(job.group, job.gpus, elapsed)
 
 
-def _expected_end(ctx: Context, job: Job, started: float) -> float:
-    elapsed = ctx.now - started
-    guess = _estimate(ctx.history, job, elapsed)
-    return ctx.now + (guess if guess is not None else max(elapsed, 3600.0))
-
-
 def _reservation(ctx: Context, job: Job) -> tuple[float, set[str]]:
     """When and where `job` is expected to fit: the nodes whose jobs are expected to end first."""
-    plan = ctx.plan
-    ends: dict[str, list[tuple[float, int]]] = {name: [] for name in plan.order}
-    for r in ctx.running:
-        end = _expected_end(ctx, r.job, r.started)
+    plan, now, expected = ctx.plan, ctx.now, ctx.history.expected
+    frees: list[tuple[float, int, str]] = []  # (expected end, GPUs it frees, node); every end is after now
+    for r in ctx.running:  # every running job at every decision with a head: kept to plain local reads
+        elapsed = now - r.started
+        guess = expected(r.job.group, r.job.gpus, elapsed)
+        end = now + (guess if guess is not None else max(elapsed, 3600.0))
         for name, held in r.placement.items():
-            ends[name].append((end, held))
+            frees.append((end, held, name))
     for w in ctx.started:
         guess = _estimate(ctx.history, w.job)
-        end = ctx.now + (guess if guess is not None else 3600.0)
+        end = now + (guess if guess is not None else 3600.0)
         for name, held in _placed(ctx, w.job.id).items():
-            ends[name].append((end, held))
-    times: list[tuple[float, str]] = []
-    for name in plan.order:
-        free, when = plan.gpus[name], ctx.now
-        need = job.gpus if plan.single_node(job) else plan.nodes[name].gpus
-        for end, held in sorted(ends[name]):
-            if free >= need:
-                break
-            free, when = free + held, end
-        if free >= need:
-            times.append((when, name))
+            frees.append((end, held, name))
+    frees.sort()
+    single = plan.single_node(job)
+    count = 1 if single else plan.whole_nodes_needed(job)
+    free = dict(plan.gpus)
+    need = {name: job.gpus if single else plan.nodes[name].gpus for name in plan.order}
+    times = [(now, name) for name in plan.order if free[name] >= need[name]]  # (when it fits, node)
+    for end, held, name in frees:  # in time order: each node's `when` is the end that gives it room
+        if len(times) >= count and end > times[count - 1][0]:
+            break  # the rest fit later than the `count` first (ties at that time are all in)
+        if free[name] < need[name]:
+            free[name] += held
+            if free[name] >= need[name]:
+                times.append((end, name))
     times.sort()
-    count = 1 if plan.single_node(job) else plan.whole_nodes_needed(job)
     if len(times) < count:
         return math.inf, set(plan.order)
     return times[count - 1][0], {name for _, name in times[:count]}
@@ -285,21 +314,26 @@ def _defragment(ctx: Context, job: Job) -> dict[str, int] | None:
     plan = ctx.plan
     single = plan.single_node(job)
     count = 1 if single else plan.whole_nodes_needed(job)
+    # Only nodes short of the job's GPUs, and, as no run has started in the future (then no run loses a
+    # negative amount of work), only nodes with some GPUs free: a full one would idle nothing (gain 0).
+    least = 0 if max(map(_STARTED, ctx.running), default=-math.inf) > ctx.now else 1
+    short = {name for name in plan.order if least <= plan.gpus[name] < (job.gpus if single else plan.nodes[name].gpus)}
     on: dict[str, list[Running]] = {}
     gone = set(ctx.decision.preempt)
-    for r in ctx.running:
+    for r in ctx.running if short else ():
         if r.job.id not in gone:
             for name in r.placement:
-                on.setdefault(name, []).append(r)
+                if name in short:
+                    on.setdefault(name, []).append(r)
     options: list[tuple[float, list[Running]]] = []
     for name in plan.order:
+        if name not in on:  # enough free, or held only by jobs started in this decision: left alone
+            continue
         need = job.gpus if single else plan.nodes[name].gpus
         free = idle = plan.gpus[name]
-        if free >= need or name not in on:  # held only by jobs started in this decision: left alone
-            continue
         stop: list[Running] = []
         lost = blocked = 0.0
-        for r in sorted(on[name], key=attrgetter("started"), reverse=True):  # the youngest lose least
+        for r in sorted(on[name], key=_STARTED, reverse=True):  # the youngest lose least
             if free >= need or len(r.placement) > 1 or not r.preemptible or r.preemptions >= ctx.max_preemptions:
                 break
             elapsed = ctx.now - r.started
@@ -311,7 +345,7 @@ def _defragment(ctx: Context, job: Job) -> dict[str, int] | None:
         gain = idle * blocked
         if free >= need and gain > SIEVE_DEFRAG_RATIO * lost:
             options.append((lost - gain, stop))
-    whole = 0 if single else sum(1 for name in plan.order if plan._whole(name))
+    whole = 0 if single else len(plan.whole_nodes())
     if len(options) + whole < count:
         return None
     options.sort(key=itemgetter(0))
@@ -335,36 +369,71 @@ def _easy(ctx: Context) -> Decision:
     """EASY backfilling: FIFO; the first gang that does not fit gets a reservation on the nodes expected
     to free first, and later gangs start only if they leave those nodes alone or are expected to end
     before the reservation. Durations are expected from the history of the same group and GPU count."""
-    return _backfill(ctx, lambda: sorted(ctx.waiting, key=_arrival))
+    return _backfill(ctx, lambda: [(sorted(ctx.waiting, key=_arrival), False)])
 
 
-def _backfill(ctx: Context, order: Callable[[], list[Waiting]], defrag: bool = False) -> Decision:
+Run = tuple[Sequence[Waiting], bool]  # waiting jobs in a policy's order, and whether all are of one class
+
+
+def _alive(runs: list[Run], dead: set[tuple[str, int]]) -> Iterator[Waiting]:
+    """The jobs of `runs` in order, less those of a class in `dead` (filled by the consumer as it goes):
+    a run of one class is left as soon as its class is dead."""
+    for jobs, one_class in runs:
+        if one_class:
+            key = (jobs[0].job.group, jobs[0].job.gpus)
+            for w in jobs:
+                if key in dead:
+                    break
+                yield w
+        else:
+            for w in jobs:
+                if not dead or (w.job.group, w.job.gpus) not in dead:
+                    yield w
+
+
+def _backfill(ctx: Context, order: Callable[[], list[Run]], defrag: bool = False) -> Decision:
     """Place the waiting jobs in the order `order()` gives; the first that does not fit holds the nodes
     expected to free first for itself (one reservation, as EASY), and later jobs use those nodes only if
     expected to end before it starts."""
     plan, decision = ctx.plan, ctx.decision
-    sizes = set(map(_GPUS, ctx.waiting))
+    sizes = _sizes(ctx.waiting)
     if not ctx.explain and ctx.ledger is None and not plan.could_fit(sizes):
         return decision
     stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
+    quick = not ctx.explain and ctx.ledger is None  # a job that cannot start is only passed over
     head: Job | None = None
-    shadow, reserved = math.inf, set[str]()
+    # The head's (shadow, reserved), worked out when a later job first needs it: nothing starts after the
+    # head before that (a start needs it), so it is what it would have been when the head was found.
+    reservation: tuple[float, set[str]] | None = None
     failed_any = failed_restricted = math.inf  # single-node sizes that did not fit (monotone, as in _schedule)
+    # After the head (quick only): classes none of whose jobs can start any more. Room only shrinks then,
+    # and a class's jobs are all in time or all not, so one GPU-bound failure (a plain job's) is theirs.
+    dead: set[tuple[str, int]] = set()
     left: list[tuple[Waiting, str]] = []
-    ordered = order()
-    for w in ordered:
+    for w in _alive(order(), dead):
         job = w.job
         plain = not job.cpu and not job.memory and ctx.ledger is None
         single = plan.single_node(job)
+        if quick and head is not None and plain and single and job.gpus >= failed_any:
+            # It fails in time or not (failed_restricted <= failed_any): skip the estimate and the fit
+            if failed_any <= stop:
+                break
+            dead.add((job.group, job.gpus))
+            continue
         in_time = True
         if head is not None:
             guess = _estimate(ctx.history, job)
-            in_time = guess is not None and ctx.now + guess <= shadow
+            if guess is not None and reservation is None:
+                reservation = _reservation(ctx, head)
+            in_time = guess is not None and reservation is not None and ctx.now + guess <= reservation[0]
         placement = None
         limit = failed_any if in_time else failed_restricted  # a node short of `limit` GPUs is not whole
         refused = _refused(ctx, job)
         if refused is None and not (plain and (job.gpus >= limit if single else limit <= plan.smallest)):
-            placement = plan.fit(job, () if in_time else reserved)
+            if not in_time and reservation is None:
+                assert head is not None  # in time whenever there is no head
+                reservation = _reservation(ctx, head)
+            placement = plan.fit(job, () if reservation is None or in_time else reservation[1])
             if placement is None and in_time:
                 placement = _reclaim(ctx, job)
             if placement is None and plain and single:
@@ -373,6 +442,11 @@ def _backfill(ctx: Context, order: Callable[[], list[Waiting]], defrag: bool = F
                 failed_restricted = min(failed_restricted, job.gpus)
         if placement is not None:
             _take(ctx, w, placement)
+            if quick and head is not None:  # as in _schedule: nothing frees room after the head
+                most = max(plan.gpus.values()) + 1
+                failed_any, failed_restricted = min(failed_any, most), min(failed_restricted, most)
+                if failed_any <= stop:
+                    break
             continue
         if refused is not None:
             if ctx.explain:
@@ -383,14 +457,21 @@ def _backfill(ctx: Context, order: Callable[[], list[Waiting]], defrag: bool = F
                 _take(ctx, w, placement)
                 continue  # started on what was freed for it: the next job that does not fit is the head
             head = job
-            shadow, reserved = _reservation(ctx, job)
+            if quick:
+                most = max(plan.gpus.values()) + 1
+                failed_any, failed_restricted = min(failed_any, most), min(failed_restricted, most)
         if ctx.explain:
             why = plan.why_not(job)
-            if head is not None and head is not job and plan.fit(job) is not None:
-                why = f"its GPUs are held for {head.id}, expected to start in {(shadow - ctx.now) / 3600:.1f} h"
+            if head is not job and plan.fit(job) is not None:
+                if reservation is None:
+                    reservation = _reservation(ctx, head)
+                why = (f"its GPUs are held for {head.id}, expected to start in "
+                       f"{(reservation[0] - ctx.now) / 3600:.1f} h")
             left.append((w, why))
         elif failed_any <= stop:
             break
+        if quick and plain:
+            dead.add((job.group, job.gpus))
     decision.reasons = [Reason(w.job.id, i, f"waiting: {why}") for i, (w, why) in enumerate(left, 1)]
     return decision
 
@@ -399,13 +480,14 @@ def _sieve(ctx: Context) -> Decision:
     """Ours: shortest expected GPU-time first, expected from the history of the same group and GPU count;
     a job that has waited much longer than it is expected to run goes first; the first job in that order
     that does not fit holds the nodes expected to free first (see docs/scheduling.md)."""
-    def order() -> list[Waiting]:
-        # By class (group, GPUs), one C-level sort: a Python key per job per decision is too slow for
-        # the simulator's queues of thousands.
+    def order() -> list[Run]:
+        # By class (group, GPUs): a Python key per job per decision is too slow for the simulator's
+        # queues of thousands.
         first: list[Waiting] = []
-        classes: list[tuple[float, list[Waiting]]] = []
-        for (_group, gpus), members in groupby(sorted(ctx.waiting, key=_CLASS_ARRIVAL), key=_CLASS):
-            jobs = list(members)
+        classes: list[tuple[float, Sequence[Waiting]]] = []
+        by_class = _classes(ctx.waiting)
+        for group, gpus in sorted(by_class):
+            jobs = by_class[group, gpus]
             guess = _estimate(ctx.history, jobs[0].job)
             expected = guess if guess is not None else SIEVE_UNKNOWN_SECONDS
             cutoff = ctx.now - SIEVE_STARVE_FACTOR * expected - SIEVE_STARVE_SECONDS
@@ -415,11 +497,11 @@ def _sieve(ctx: Context) -> Decision:
                 classes.append((gpus * expected, jobs[late:]))
         first.sort(key=_arrival)
         classes.sort(key=lambda c: c[0])
-        out = first
+        runs: list[Run] = [(first, False)] if first else []
         for _, same in groupby(classes, key=lambda c: c[0]):  # equal expectations: by submission
             lists = [c[1] for c in same]
-            out += lists[0] if len(lists) == 1 else heapq.merge(*lists, key=_arrival)
-        return out
+            runs.append((lists[0], True) if len(lists) == 1 else (sorted(chain(*lists), key=_arrival), False))
+        return runs
 
     return _backfill(ctx, order, defrag=True)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DomainError, FieldError, Kind
-from .model import History, Node, Running, Waiting
+from .model import History, Node, Running, Waiting, WaitingQueue
 from .policy import DEFAULT_MAX_PREEMPTIONS, decide
 from .series import binned, jct_by_submission
 from .trace import TraceJob
@@ -78,7 +78,7 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
     history = History()
     running: dict[str, _State] = {}
     runs: dict[str, Running] = {}  # the same jobs, as the policy sees them
-    waiting: dict[str, Waiting] = {}
+    waiting = WaitingQueue()  # kept by class as jobs come and go: no decision sorts the whole queue
     ends: list[tuple[float, int, str]] = []  # (end, sequence, job id); stale entries are skipped
     seq = 0
     busy = 0  # GPUs running a job now
@@ -97,7 +97,7 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             candidates.append(review)
         if not candidates:
             raise DomainError(f"policy {policy} left {len(waiting)} jobs waiting on an idle cluster, e.g. "
-                              f"{next(iter(waiting))}")
+                              f"{next(iter(waiting)).job.id}")
         then = min(candidates)
         lo, hi = max(now, first), min(then, last)
         if hi > lo:
@@ -119,9 +119,9 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             history.add(st.trace.job.group, st.trace.job.gpus, st.trace.duration)
         while i < len(arrivals) and arrivals[i].job.submitted <= now:
             job = arrivals[i].job
-            waiting[job.id] = Waiting(job)
+            waiting.add(Waiting(job))
             i += 1
-        decision = decide(policy, now, nodes, list(runs.values()), list(waiting.values()), history,
+        decision = decide(policy, now, nodes, list(runs.values()), waiting, history,
                           explain=False, max_preemptions=max_preemptions, free=free)
         for job_id in decision.preempt:
             st = running.pop(job_id)
@@ -143,9 +143,9 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             if log is not None:
                 log.append(Event(now, "preempt", job_id, run.placement))
             st.run, st.end = None, math.inf
-            waiting[job_id] = Waiting(run.job, st.attained, st.preemptions)
+            waiting.add(Waiting(run.job, st.attained, st.preemptions))
         for start in decision.starts:
-            w = waiting.pop(start.job_id)
+            w = waiting.remove(start.job_id)
             st = states[start.job_id]
             _check_placement(w.job.gpus, start.placement, free, node_gpus)
             for name, held in start.placement.items():
