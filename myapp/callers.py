@@ -20,8 +20,6 @@ on `ab_user` or `ab_user_role` would not be (there is none).
 from __future__ import annotations
 
 import datetime as dt
-import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +29,7 @@ from flask_appbuilder.security.sqla.models import Group, Role, User
 from sqlalchemy.orm import Session, joinedload, selectinload
 
 from .extensions import db, generations
+from .generations import Kept
 from .models import TokenCutoff
 
 MAX_AGE = 60.0  # seconds a snapshot is kept at most
@@ -44,8 +43,7 @@ class Caller:
     cutoff: float | None  # tokens issued before this (epoch seconds) are refused
 
 
-_kept: dict[int, tuple[tuple[Any, ...], float, Caller | None]] = {}  # user id -> (generation, made at, snapshot)
-_lock = threading.Lock()
+_kept: Kept[Caller | None] = Kept(MAX_AGE)  # user id -> snapshot
 
 
 def _key(who: int | str) -> str:
@@ -77,14 +75,7 @@ def caller(user_id: int) -> Caller | None:
     memo = g.setdefault("_myapp_callers", {})
     if user_id in memo:
         return memo[user_id]
-    generation = _generation(user_id)
-    kept = _kept.get(user_id)
-    if kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MAX_AGE:
-        found = kept[2]
-    else:
-        found = _load(user_id)
-        with _lock:
-            _kept[user_id] = (generation, time.monotonic(), found)
+    found = _kept.get(user_id, _generation(user_id), lambda: _load(user_id))
     memo[user_id] = found
     return found
 
@@ -114,11 +105,9 @@ def _publish(session: Session) -> None:
     changed = session.info.pop(_CHANGED, None)
     if changed and has_app_context():
         generations.bump(*[_key(who) for who in changed if who is not None])
-        with _lock:
-            if EVERYONE in changed:
-                _kept.clear()
-            for who in changed:
-                _kept.pop(who, None)
+        if EVERYONE in changed:
+            _kept.clear()
+        _kept.forget(*changed)
 
 
 def install() -> None:

@@ -18,9 +18,11 @@ import os
 import secrets
 import struct
 import threading
+import time
 import zlib
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import redis
 from flask import Flask
@@ -28,6 +30,7 @@ from flask import Flask
 SLOTS = 1 << 16  # 512 KiB of slots
 SLOT = struct.Struct("<Q")
 REDIS_TTL = 86_400  # seconds; a lapsed key reads as None, a new generation (what was kept loads again)
+T = TypeVar("T")
 
 
 class MappedGenerations:
@@ -107,3 +110,31 @@ class Generations:
             raise RuntimeError("generations are not set up: call init_app first")
         if keys:
             self.store.bump(*keys)
+
+
+class Kept(Generic[T]):
+    """What a process keeps per id, used while the generation read before loading it is still current and
+    for at most max_age seconds (a bound even if a change were lost)."""
+
+    def __init__(self, max_age: float) -> None:
+        self.max_age = max_age
+        self.values: dict[Hashable, tuple[tuple[Any, ...], float, T]] = {}  # id -> (generation, kept at, value)
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable, generation: tuple[Any, ...], load: Callable[[], T]) -> T:
+        kept = self.values.get(key)
+        if kept is not None and kept[0] == generation and time.monotonic() - kept[1] < self.max_age:
+            return kept[2]
+        value = load()
+        with self.lock:
+            self.values[key] = (generation, time.monotonic(), value)
+        return value
+
+    def forget(self, *keys: Hashable) -> None:
+        with self.lock:
+            for key in keys:
+                self.values.pop(key, None)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()

@@ -5,14 +5,12 @@ they see but whose role is too low for the action is forbidden (403).
 """
 from __future__ import annotations
 
-import time
-from typing import Any
-
 import sqlalchemy as sa
 from flask import g
 
 from ..claims import PROJECT_CLAIM
 from ..extensions import appbuilder, db, generations
+from ..generations import Kept
 from ..models import ProjectMember, ProjectRole
 from ..security import run_claims
 from .errors import ApiError, Forbidden, NotFound
@@ -30,8 +28,7 @@ def is_admin() -> bool:
 
 
 MEMBERSHIP_MAX_AGE = 60.0  # seconds a process keeps someone's memberships at most, even if a change were lost
-# user id -> (generation, kept at, {project_id: role}); checked against myapp.generations on every request
-_kept: dict[int, tuple[tuple[Any, ...], float, dict[int, ProjectRole]]] = {}
+_kept: Kept[dict[int, ProjectRole]] = Kept(MEMBERSHIP_MAX_AGE)  # user id -> {project_id: role}
 
 
 def _membership_key(user_id: int) -> str:
@@ -50,24 +47,21 @@ def memberships() -> dict[int, ProjectRole]:
         if not user:
             g._myapp_memberships = {}
             return g._myapp_memberships
-        generation = generations.read(_membership_key(user.id))
-        kept = _kept.get(user.id)
-        if kept is not None and kept[0] == generation and time.monotonic() - kept[1] < MEMBERSHIP_MAX_AGE:
-            g._myapp_memberships = dict(kept[2])  # a request may not change what the next ones read
-        else:
+        def load() -> dict[int, ProjectRole]:
             rows = db.session.execute(
                 sa.select(ProjectMember.project_id, ProjectMember.role).where(ProjectMember.user_id == user.id)
             ).all()
-            g._myapp_memberships = {int(pid): role for pid, role in rows}
-            _kept[user.id] = (generation, time.monotonic(), dict(g._myapp_memberships))
+            return {int(pid): role for pid, role in rows}
+
+        # a copy: a request may not change what the next ones read
+        g._myapp_memberships = dict(_kept.get(user.id, generations.read(_membership_key(user.id)), load))
     return g._myapp_memberships
 
 
 def forget_memberships(*user_ids: int) -> None:
     """Call (through routing.on_commit) whenever someone's memberships change."""
     generations.bump(*[_membership_key(uid) for uid in user_ids])
-    for uid in user_ids:
-        _kept.pop(uid, None)
+    _kept.forget(*user_ids)
 
 
 def visible_project_ids() -> list[int] | None:
