@@ -13,6 +13,7 @@ from ..rendering.args import SchemaError, check_property
 from ..rendering.kinds import KINDS
 from .base import ResourceApi
 from .errors import NotFound
+from .id_list import in_ids
 from .images import forget_environment
 from .responses import ARGS_SCHEMA
 from .scope import check_project, visible_project_ids
@@ -36,9 +37,12 @@ class ImageApi(ResourceApi):
     orders = ("id", "repository")
 
     # A project's images (its builds registered them) are seen by its members alone; the rest by everyone.
-    def scope_conditions(self) -> list[sa.ColumnElement]:
-        ids = visible_project_ids()
-        return [] if ids is None else [sa.or_(Image.project_id.is_(None), Image.project_id.in_(ids))]
+    def scope_projects(self) -> list[int] | None:
+        return visible_project_ids()
+
+    @classmethod
+    def scope_condition(cls) -> sa.ColumnElement:
+        return sa.or_(Image.__table__.c.project_id.is_(None), in_ids(Image.__table__.c.project_id, "scope_projects"))
 
     def load(self, pk: int, needed: ProjectRole = ProjectRole.VIEWER) -> Any:
         image = super().load(pk, needed)

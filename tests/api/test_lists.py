@@ -52,12 +52,10 @@ def test_lists_show_only_the_callers_projects(world, make_user):
         assert page == {"count": 0, "page": 0, "page_size": 25, "items": []}
 
 
-def test_one_statement_text_whatever_the_number_of_projects(app, user, make_user):
+def test_one_statement_text_whatever_the_number_of_projects(user, make_user, monkeypatch):
     """The caller's projects are one bind parameter (myapp/api/id_list.py): a member of one project and a
     member of three send the database the same SQL (so it can be prepared once), each seeing only theirs."""
-    import sqlalchemy as sa
-
-    from myapp.extensions import db
+    from myapp.api import raw_select
 
     other = make_user()
     owned = {who: [created(who.post("/api/v1/project/", json={"name": unique("p")}))["id"] for _ in range(n)]
@@ -66,18 +64,16 @@ def test_one_statement_text_whatever_the_number_of_projects(app, user, make_user
         for pid in pids:
             created(who.post("/api/v1/pipeline/", json={"project_id": pid, "name": "p"}))
     sent: list[str] = []
+    compile_select = raw_select.compile_select
 
-    def keep(_conn, _cursor, statement, *_args):
-        if "FROM pipeline" in statement:
-            sent.append(statement)
+    def keep(statement, dialect):  # what the list hands the DBAPI cursor
+        compiled = compile_select(statement, dialect)
+        if "FROM pipeline" in compiled.sql:
+            sent.append(compiled.sql)
+        return compiled
 
-    with app.app_context():
-        engine = db.engine
-    sa.event.listen(engine, "before_cursor_execute", keep)
-    try:
-        pages = {who: who.get("/api/v1/pipeline/?page_size=100").get_json() for who in owned}
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", keep)
+    monkeypatch.setattr(raw_select, "compile_select", keep)
+    pages = {who: who.get("/api/v1/pipeline/?page_size=100").get_json() for who in owned}
     for who, pids in owned.items():
         assert {item["project_id"] for item in pages[who]["items"]} <= set(pids)
         assert set(pids) <= {item["project_id"] for item in pages[who]["items"]}
