@@ -113,6 +113,7 @@ def init_cache(app: Flask) -> None:
 
 
 def init_security(app: Flask) -> None:
+    from .cookie_sessions import install as install_cookie_sessions
     from .security import PlatformSecurityManager, builtin_roles
     from .web import SpaIndexView
 
@@ -122,6 +123,7 @@ def init_security(app: Flask) -> None:
     app.config.setdefault("FAB_CREATE_DB", False)  # Alembic owns the schema
     appbuilder.security_manager_class = PlatformSecurityManager
     appbuilder.indexview = SpaIndexView
+    install_cookie_sessions(app)
     csrf.init_app(app)
     appbuilder.init_app(app, db.session)
     from .run_tokens import install
@@ -194,16 +196,21 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+# (lower-cased name, name, value), for the UI and API and for Swagger's pages
+_HEADERS = tuple((name.lower(), name, value) for name, value in
+                 {"Content-Security-Policy": CONTENT_SECURITY_POLICY, **SECURITY_HEADERS}.items())
+_SWAGGER_HEADERS = tuple((name.lower(), name, value) for name, value in
+                         {"Content-Security-Policy": SWAGGER_CONTENT_SECURITY_POLICY, **SECURITY_HEADERS}.items())
 
 
 def init_headers(app: Flask) -> None:
-    """Security headers on every answer: API, UI, errors."""
+    """Security headers on every answer: API, UI, errors (a header the answer sets itself is kept). One pass
+    over the answer's headers: werkzeug's setdefault scans them once per header."""
 
     @app.after_request
     def _security_headers(response: Response) -> Response:
-        swagger = request.path.startswith("/swagger/")
-        response.headers.setdefault(
-            "Content-Security-Policy", SWAGGER_CONTENT_SECURITY_POLICY if swagger else CONTENT_SECURITY_POLICY)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
+        present = {name.lower() for name, _value in response.headers}
+        for lowered, name, value in _SWAGGER_HEADERS if request.path.startswith("/swagger/") else _HEADERS:
+            if lowered not in present:
+                response.headers.add(name, value)
         return response

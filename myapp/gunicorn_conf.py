@@ -16,6 +16,7 @@ worker_class = "myapp.gunicorn_worker.BalancedThreadWorker"
 pre_fork = assign_slot
 threads = int(os.environ.setdefault("MYAPP_WEB_THREADS", "128"))
 accesslog = "-"
+logger_class = "myapp.gunicorn_log.AccessLogger"  # gunicorn's default access line, built cheaply
 # gunicorn closes a connection idle for `keepalive` seconds (default 2); a client that reuses it just then
 # (the CLI or a test polling every 2 s) gets "connection reset by peer". Longer than clients' usual pauses
 # and than proxies' idle upstream timeouts (nginx: 60 s); idle connections wait in the poller, not a thread.

@@ -124,6 +124,12 @@ def install_request_auth(app: Flask) -> None:
 
 
 class PlatformSecurityManager(SecurityManager):
+    _builtin_answers: dict[tuple[str, str, str], bool]
+
+    def __init__(self, appbuilder) -> None:
+        self._builtin_answers = {}
+        super().__init__(appbuilder)
+
     def is_admin(self, user) -> bool:
         return bool(user) and any(role.name == ADMIN_ROLE for role in user.roles)
 
@@ -133,6 +139,15 @@ class PlatformSecurityManager(SecurityManager):
         if run_claims() is not None:
             return self._has_access_builtin_roles(SimpleNamespace(name=USER_ROLE), permission_name, view_name)
         return super().has_access(permission_name, view_name)
+
+    def _has_access_builtin_roles(self, role, permission_name: str, view_name: str) -> bool:
+        """FAB matches the built-in role's regexes on every call; they come from the app's config, fixed
+        for the process, so each answer is kept (a few hundred (role, permission, view) triples at most)."""
+        key = (role.name, permission_name, view_name)
+        found = self._builtin_answers.get(key)
+        if found is None:
+            found = self._builtin_answers[key] = super()._has_access_builtin_roles(role, permission_name, view_name)
+        return found
 
     def load_user(self, pk):
         """The cookie session's user (Flask-Login's loader): an active user, only while the session id

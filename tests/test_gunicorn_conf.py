@@ -117,3 +117,40 @@ def test_only_live_workers_with_fewer_connections_hold_a_worker_back():
     gunicorn_worker.assign_slot(server, replacement)
     assert replacement.myapp_slot == 1
     assert gunicorn_worker.least_loaded(0, 5, now)  # a slot just assigned holds no one back
+
+
+def test_the_access_line_is_gunicorns_own(monkeypatch):
+    """myapp.gunicorn_log builds gunicorn's default access line itself: byte for byte what gunicorn writes,
+    quotes escaped as gunicorn escapes them, for a plain request, a Basic-auth one and odd header values."""
+    import datetime as dt
+    import logging
+
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    from myapp.gunicorn_log import AccessLogger
+
+    def line_of(logger_class, resp, environ):
+        cfg = Config()
+        cfg.set("accesslog", "-")
+        logger = logger_class(cfg)
+        monkeypatch.setattr(logger, "now", lambda: "[24/Nov/2026:22:00:00 +0000]")
+        records: list[str] = []
+        handler = logging.Handler()
+        handler.emit = lambda record: records.append(record.getMessage())
+        logger.access_log.handlers = [handler]
+        logger.access(resp, SimpleNamespace(headers=[("Host", "x")]), environ, dt.timedelta(microseconds=1500))
+        return records
+
+    base = {"REQUEST_METHOD": "GET", "RAW_URI": "/api/v1/task_run/?state=running&page=2",
+            "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "10.0.0.7", "PATH_INFO": "/api/v1/task_run/"}
+    cases = [
+        (SimpleNamespace(status="200 OK", sent=1234, headers=[("Content-Type", "application/json")]), base),
+        (SimpleNamespace(status="404 NOT FOUND", sent=None, headers=[]),
+         base | {"HTTP_AUTHORIZATION": "Basic YWxpY2U6c2VjcmV0", "HTTP_REFERER": 'http://a/"x"',
+                 "HTTP_USER_AGENT": 'curl/8 "quoted"', "RAW_URI": '/a"b'}),
+        (SimpleNamespace(status=503, sent=0, headers=[]), {k: v for k, v in base.items() if k != "REMOTE_ADDR"}),
+    ]
+    for resp, environ in cases:
+        ours, theirs = line_of(AccessLogger, resp, environ), line_of(Logger, resp, environ)
+        assert ours == theirs and len(ours) == 1, (ours, theirs)
