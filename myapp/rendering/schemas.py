@@ -5,12 +5,17 @@ shipped as package data),
 converted once per (apiVersion, kind) by schema_convert. Built-in kinds: the strict schemas
 shipped in the ``kubernetes-validate`` package, with their ``$ref``s inlined once (the
 package's own ``validate()`` re-reads a 1.8 MB definitions file on every call).
+
+``first_error`` asks each schema compiled to plain Python (compiled.py) first: a valid manifest, the
+usual case, costs a twentieth of jsonschema's walk; a refused one goes through jsonschema for its error.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import threading
+import weakref
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +26,7 @@ import kubernetes_validate
 from jsonschema import validators
 from jsonschema.exceptions import ValidationError
 
+from .compiled import Check, compile_schema
 from .schema_convert import convert_root
 
 BUNDLED_CRDS = Path(__file__).resolve().parent / "crds"
@@ -171,6 +177,52 @@ def object_meta_validator() -> Any:
     return _object_meta_validator(kubernetes_version())
 
 
+# --- the yes/no compiled once per validator (compiled.py), jsonschema for the error ---------
+
+_PLAIN_KEY_TYPES = (str, int, bool, type(None))  # exact types whose JSON texts are equal iff (type, value) are
+
+
+def _list_map_keys_hold(keys: list[str], items: list[Any]) -> bool:
+    """_list_map_keys finds no duplicate: the same verdict, comparing (type, value) pairs instead of
+    JSON texts when every key value is a string, an int, a bool or None (else the JSON texts)."""
+    seen: set[tuple[Any, ...]] = set()
+    for item in items:
+        if isinstance(item, dict):
+            values = [item.get(k) for k in keys]
+            if not all(type(v) in _PLAIN_KEY_TYPES for v in values):
+                return next(_list_map_keys(None, keys, items, None), None) is None
+            key = tuple((type(v), v) for v in values)
+            if key in seen:
+                return False
+            seen.add(key)
+    return True
+
+
+_COMPILED: dict[int, tuple[weakref.ref[Any], Check | None]] = {}  # id(validator) -> (it, its check)
+_COMPILED_LOCK = threading.Lock()
+
+
+def compiled_check(validator: Any) -> Check | None:
+    """The validator's schema compiled (compiled.compile_schema), once per validator object; None when
+    it uses a keyword the compiler does not implement, or for another validator class than StrictValidator."""
+    kept = _COMPILED.get(id(validator))
+    if kept is not None and kept[0]() is validator:
+        return kept[1]
+    check = compile_schema(validator.schema, _list_map_keys_hold) if type(validator) is StrictValidator else None
+    with _COMPILED_LOCK:
+        _COMPILED[id(validator)] = (weakref.ref(validator), check)
+    weakref.finalize(validator, _COMPILED.pop, id(validator), None)
+    return check
+
+
 def first_error(validator: Any, instance: Any) -> ValidationError | None:
-    """The most relevant error (jsonschema's heuristic), or None when valid."""
+    """The most relevant error (jsonschema's heuristic), or None when valid. A valid instance is
+    recognised by the compiled check (about 20 times cheaper); only one it refuses goes through
+    jsonschema, whose verdict and message stand."""
+    check = compiled_check(validator)
+    try:
+        if check is not None and check(instance):
+            return None
+    except Exception:  # whatever it is (an instance too deep, say), jsonschema answers
+        pass
     return jsonschema.exceptions.best_match(validator.iter_errors(instance))
