@@ -100,14 +100,33 @@ def _seconds(value: dt.datetime) -> int:
     return int((value if value.tzinfo else value.replace(tzinfo=dt.UTC)).timestamp())
 
 
+KEPT_TOKENS = 4096  # signed tokens a process keeps (per app), emptied when full
+
+
 def token_of(row: RunToken) -> str:
     """The row's JWT. Every claim comes from the row, so the same row always gives the same token:
-    a re-put after a crash or by another worker hands the job the very token it may already hold."""
-    issued = _seconds(row.created_at)
-    return create_access_token(identity=str(row.user_id), expires_delta=False, additional_claims={
-        "jti": row.jti, "iat": issued, "nbf": issued, "exp": _seconds(row.expires_at),
-        "csrf": str(uuid.uuid5(uuid.UUID(row.jti), "csrf")),  # else random (cookie double-submit, unused here)
-        ISSUED_CLAIM: issued, RUN_CLAIM: row.pipeline_run_id, PROJECT_CLAIM: row.project_id})
+    a re-put after a crash or by another worker hands the job the very token it may already hold.
+
+    Being a function of the claims and the app's signing settings alone, it is signed once per process:
+    the worker puts the run's Secret in every pass that submits an attempt mounting it, and signing
+    (claims to JSON, HMAC, base64, through flask-jwt-extended) was a fifth of that step. The same bytes
+    as signing again: nothing weaker, nothing longer-lived (the expiry is in the token; revocation is
+    checked per request against the row)."""
+    config = current_app.config
+    key = (row.jti, row.user_id, row.created_at, row.expires_at, row.pipeline_run_id, row.project_id,
+           config.get("JWT_SECRET_KEY"), config.get("SECRET_KEY"), config.get("JWT_ALGORITHM"))
+    kept: dict[tuple[Any, ...], str] = current_app.extensions.setdefault("myapp_run_tokens", {})
+    token = kept.get(key)
+    if token is None:
+        issued = _seconds(row.created_at)
+        token = create_access_token(identity=str(row.user_id), expires_delta=False, additional_claims={
+            "jti": row.jti, "iat": issued, "nbf": issued, "exp": _seconds(row.expires_at),
+            "csrf": str(uuid.uuid5(uuid.UUID(row.jti), "csrf")),  # else random (cookie double-submit, unused here)
+            ISSUED_CLAIM: issued, RUN_CLAIM: row.pipeline_run_id, PROJECT_CLAIM: row.project_id})
+        if len(kept) >= KEPT_TOKENS:
+            kept.clear()
+        kept[key] = token
+    return token
 
 
 def secret_data(row: RunToken) -> dict[str, str]:

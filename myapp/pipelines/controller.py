@@ -20,6 +20,8 @@ from dataclasses import asdict
 
 import sqlalchemy as sa
 from flask import current_app
+from sqlalchemy.orm import defer
+from sqlalchemy.orm.attributes import set_committed_value
 
 from .. import outputs, outputs_store, run_tokens
 from ..admission import admit as admit_to_group
@@ -96,6 +98,9 @@ class RunController:
         # Rows this pass reads more than once (pipeline, project, templates), referenced so that the
         # session's identity map (weak) keeps them until the pass's commit: one SELECT each, not one per use.
         self._held: list[object] = []
+        # The project's namespace, read with it (immutable, so still right after the pass's commit, when the
+        # rows held are expired: _submit_created puts the token Secret there without reading the project again).
+        self._namespace: str | None = None
         # Backends (id) this pass has put the run's token Secret on: once each (_put_token).
         self._tokens_put: set[int] = set()
 
@@ -156,7 +161,14 @@ class RunController:
                 sa.select(Pipeline, Project).join(Project, Project.id == Pipeline.project_id)
                 .where(Pipeline.id == run.pipeline_id)).one()
             self._held += [pipeline, project]
+            self._namespace = project.namespace
         return self._held[0], self._held[1]  # type: ignore[return-value]
+
+    def _project_namespace(self, run: PipelineRun) -> str:
+        """The run's project's namespace (a project's namespace never changes: api/projects.py)."""
+        if self._namespace is None:
+            self._namespace = self._rows(run)[1].namespace
+        return self._namespace
 
     def _admit(self, run: PipelineRun) -> str:
         """Apply the pipeline's run policy to a queued run (a started rerun keeps what succeeded
@@ -206,7 +218,7 @@ class RunController:
     def _copy_succeeded(self, run: PipelineRun) -> None:
         """A rerun starts from the failed tasks: what succeeded in the source run is kept as is."""
         source = db.session.get(PipelineRun, run.rerun_of_id)
-        for task_id, done in self._attempts(source).items():
+        for task_id, done in self._attempts(source, whole=True).items():
             if done.state != TaskState.SUCCEEDED:
                 continue
             db.session.add(TaskRun(
@@ -216,12 +228,23 @@ class RunController:
                 output_dir=done.output_dir, outputs=done.outputs, reported_metrics=done.reported_metrics,
                 started_at=done.started_at, finished_at=done.finished_at, exit_code=done.exit_code))
 
-    def _attempts(self, run: PipelineRun) -> dict[int, TaskRun]:
-        """The latest attempt of each task of the run."""
-        rows = db.session.scalars(
-            sa.select(TaskRun).where(TaskRun.pipeline_run_id == run.id).order_by(TaskRun.attempt)
-        ).all()
-        return {row.task_id: row for row in rows}
+    def _attempts(self, run: PipelineRun, whole: bool = False) -> dict[int, TaskRun]:
+        """The latest attempt of each task of the run. Every pass reads them all (a fifth of a pass's CPU
+        under benchmarks/controller.py, much of it decoding JSON), so their largest JSON columns stay in
+        the database unless needed: the manifests, read only for the queued attempts (to submit them: one
+        more statement, only when there are any), and the metrics samples, only written here (a finished
+        attempt keeps up to MAX_SAMPLES). whole: every column."""
+        query = sa.select(TaskRun).where(TaskRun.pipeline_run_id == run.id).order_by(TaskRun.attempt)
+        if not whole:
+            query = query.options(defer(TaskRun.manifests), defer(TaskRun.metrics))
+        latest = {row.task_id: row for row in db.session.scalars(query).all()}
+        queued = {a.id: a for a in latest.values()
+                  if a.state == TaskState.QUEUED and "manifests" in sa.inspect(a).unloaded}
+        if queued:
+            for attempt_id, manifests in db.session.execute(
+                    sa.select(TaskRun.id, TaskRun.manifests).where(TaskRun.id.in_(list(queued)))):
+                set_committed_value(queued[attempt_id], "manifests", manifests)
+        return latest
 
     def _pass(self, run_id: int) -> bool:
         """One pass under the run-row lock; True if it changed something (another may go further)."""
@@ -230,6 +253,7 @@ class RunController:
         self._created.clear()
         self._tokens_put.clear()
         self._held = []  # expired by the last commit
+        self._namespace = None
         run = self._lock(run_id)
         if run is None or run.is_finished:
             if run is not None:  # ended by a pass that died before its Secrets went: finish that
@@ -273,13 +297,14 @@ class RunController:
         created, self._created = self._created, set()
         run = self._lock(run_id)
         if run is not None and not run.is_finished:
-            rows = db.session.execute(  # the created attempts with their tasks, in one round trip
-                sa.select(TaskRun, Task).join(Task, Task.id == TaskRun.task_id)
+            rows = db.session.execute(  # the created attempts with their tasks and the run's token, in one round trip
+                sa.select(TaskRun, Task, RunToken).join(Task, Task.id == TaskRun.task_id)
+                .outerjoin(RunToken, RunToken.pipeline_run_id == TaskRun.pipeline_run_id)
                 .where(TaskRun.pipeline_run_id == run_id, TaskRun.task_id.in_({t for t, _ in created}))
                 .order_by(TaskRun.task_id, TaskRun.attempt)).all()
-            for attempt, task in rows:
+            for attempt, task, token in rows:
                 if (attempt.task_id, attempt.attempt) in created:
-                    self._submit(run, attempt, task)
+                    self._submit(run, attempt, task, token)
         db.session.commit()
         self._tell_task_failures()
 
@@ -452,7 +477,7 @@ class RunController:
             return args  # nothing to resolve: the upstream attempts' outputs are not read
         return outputs.resolve(args, upstream_paths(run))
 
-    def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task) -> bool:
+    def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task, token: RunToken | None = None) -> bool:
         """Submit a queued attempt, unless its cluster is disabled (it waits, saying so) or the backoff
         after a failed try is not over. An error that cannot pass (PermanentBackendError) fails the
         attempt at once; another is tried MYAPP_SUBMIT_ATTEMPTS times, then fails it with the reason."""
@@ -469,7 +494,7 @@ class RunController:
             return False  # its resource group has no room for it yet: its reason and queue position say why
         try:
             backend = self.backend_for(task)
-            self._put_token(run, attempt, backend)
+            self._put_token(run, attempt, backend, token)
             ref = backend.submit(attempt.manifests)
         except PermanentBackendError as exc:
             attempt.transition(TaskState.FAILED, f"cannot run: {exc}", self.now())
@@ -501,7 +526,7 @@ class RunController:
         return False
 
     # ---- the run's platform API token (myapp/run_tokens.py) -------------------------------------
-    def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend) -> None:
+    def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend, token: RunToken | None = None) -> None:
         """The run's token Secret, where an attempt that mounts it runs, before it is submitted
         (the local backend reads it at submit). Put again by every pass that submits such an attempt:
         idempotent, the same token, and there even if an earlier put was lost with a crashed worker;
@@ -509,8 +534,10 @@ class RunController:
         signature and a backend call each)."""
         if id(backend) in self._tokens_put or not run_tokens.mounts_token(attempt.manifests, run.id):
             return
-        row = run_tokens.issue(run, self.now())  # a run started before run tokens existed gets one now
-        namespace = self._rows(run)[1].namespace  # once per transaction, however many attempts
+        # The row _submit_created read with the attempts (under the same lock), else read (or, for a run
+        # started before run tokens existed, made) now.
+        row = token if token is not None else run_tokens.issue(run, self.now())
+        namespace = self._project_namespace(run)  # not read again after the commit of new attempts
         backend.put_secret(namespace, run_token_secret(run.id), run_tokens.secret_data(row))
         self._tokens_put.add(id(backend))
 

@@ -57,8 +57,10 @@ def test_the_pass_that_sees_an_upstream_end_reads_each_row_once(app, catalog):
     end = sent.index("COMMIT")
     creating, submitting = sent[:end], sent[end + 1:]
     assert (reads(creating, "pipeline"), reads(creating, "project"), reads(creating, "job_template")) == (1, 1, 1)
-    # The submission (a transaction of its own) reads the project at most once (the run token's namespace).
-    assert reads(submitting, "project") <= 1 and reads(submitting, "pipeline") == reads(submitting, "job_template") == 0
+    # The submission (a transaction of its own) reads neither the project (the namespace of the run token's
+    # Secret was read with it) nor the run token apart (read with the attempts it submits).
+    assert reads(submitting, "project") == reads(submitting, "pipeline") == reads(submitting, "job_template") == 0
+    assert not [s for s in submitting if s.startswith("SELECT") and re.search(r"\bFROM run_token\b", s)]
     # A new attempt is inserted with its manifests (no INSERT, then UPDATE of them).
     assert not [s for s in sent if s.startswith("UPDATE task_run SET manifests")]
     assert any(s.startswith("INSERT INTO task_run") for s in sent)  # one per row, or batched (PostgreSQL)
@@ -101,3 +103,36 @@ def test_only_the_commit_that_creates_attempts_skips_the_log_flush(app, catalog)
         assert seen == ["on", "on"]  # a's and b's submissions commit synchronously
     else:
         assert asynchronous not in creating  # SQLite has no such setting
+
+
+def test_a_pass_reads_the_manifests_of_queued_attempts_only(app, catalog):
+    """Every pass reads all the run's attempts; their manifests (and metrics samples) only where it submits:
+    a pass that polls reads none, and an attempt left queued by a failed submit is read with its manifests
+    in one more statement, and submitted with them whole."""
+    import datetime as dt
+
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+    from myapp.pipelines.controller import RunController
+
+    run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
+    backend = FakeBackend(script={"a": ["hang"]}, fail_submits=1)
+    clock = [dt.datetime(2026, 1, 1, tzinfo=dt.UTC)]
+    with app.app_context():
+        controller = RunController(lambda task: backend, now=lambda: clock[0])
+        controller._pass(run_id)  # a created, its submit fails: queued until the backoff is over
+        assert task_states(app, run_id) == [("a", 1, "queued")]
+        clock[0] += dt.timedelta(minutes=5)
+        with statements(db.engine) as submitting:
+            controller._pass(run_id)  # a submitted
+        with statements(db.engine) as polling:
+            controller._pass(run_id)  # a running
+        stored = db.session.scalar(sa.select(TaskRun.manifests).where(TaskRun.pipeline_run_id == run_id))
+    assert task_states(app, run_id) == [("a", 1, "running")]
+    (job,) = backend.jobs.values()
+    assert job["manifests"] == stored and stored
+    for sent in (submitting, polling):
+        attempts = [s for s in sent if s.startswith("SELECT") and re.search(r"\bFROM task_run\b", s)]
+        assert attempts and "task_run.manifests" not in attempts[0] and "task_run.metrics" not in attempts[0]
+    assert sum(1 for s in submitting if s.startswith("SELECT task_run.id, task_run.manifests")) == 1
+    assert not [s for s in polling if "task_run.manifests" in s]

@@ -535,3 +535,33 @@ def test_init_retires_the_shared_long_lived_token(app, tmp_path):
         assert db.session.scalar(sa.select(ProjectMember.id).filter_by(user_id=bot_id)) is None
     assert not path.parent.exists()
     assert_refused(app, shared, "the token's user is deactivated or gone")
+
+
+def test_a_token_kept_per_process_is_the_very_token_signed_afresh(app, catalog):
+    """run_tokens.token_of signs once per process and app: the same bytes as signing again, per row, and
+    none kept for another signing key."""
+    from myapp import run_tokens
+    from myapp.extensions import db
+    from myapp.models import RunToken
+
+    first, second = make_run(app, {"register": ("model-register", REGISTER_ARGS, {})}), \
+        make_run(app, {"register": ("model-register", REGISTER_ARGS, {})})
+    fake = FakeBackend({"register": ["hang"]})
+    with app.app_context():
+        for run in (first, second):
+            controller(fake).reconcile(run.id)
+        rows = [db.session.scalar(sa.select(RunToken).where(RunToken.pipeline_run_id == run.id))
+                for run in (first, second)]
+        kept = [run_tokens.token_of(row) for row in rows]
+        assert kept[0] != kept[1] and kept == [run_tokens.token_of(row) for row in rows]
+        app.extensions.pop("myapp_run_tokens")  # nothing kept: signed afresh
+        assert [run_tokens.token_of(row) for row in rows] == kept
+        assert [job["secrets"] for job in fake.jobs.values()] == [{first.secret: {"token": kept[0]}},
+                                                                  {second.secret: {"token": kept[1]}}]
+        key = app.config["JWT_SECRET_KEY"]  # None: flask-jwt-extended signs with SECRET_KEY
+        try:
+            app.config["JWT_SECRET_KEY"] = "another key, so another signature, 32 bytes or more"
+            assert run_tokens.token_of(rows[0]) != kept[0]
+        finally:
+            app.config["JWT_SECRET_KEY"] = key
+        assert run_tokens.token_of(rows[0]) == kept[0]
