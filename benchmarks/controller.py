@@ -44,6 +44,8 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # myapp, and tests.fake_backend: the fake backend the tests use
+from myapp.cli import WORKER_CONCURRENCY  # noqa: E402 - after the path
+
 TARGET_P95_MS = 50.0  # upstream done -> downstream submitted, on Redis
 TARGET_RATIO = 0.9  # throughput on Redis against the inline baseline
 TARGET_START_S = 5.0  # a new run in another project, p95, during the load phase
@@ -60,7 +62,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--long-runs", type=int, default=1000, help="load phase: runs that never end")
     p.add_argument("--minutes", type=float, default=10, help="load phase: how long")
     p.add_argument("--probe-every", type=float, default=5.0, help="load phase: seconds between new runs and cancels")
-    p.add_argument("--workers", type=int, default=4, help="Celery worker threads")
+    p.add_argument("--workers", type=int, default=WORKER_CONCURRENCY,
+                   help="Celery worker threads (default: the platform's worker concurrency, myapp.cli)")
     p.add_argument("--brokers", nargs="+", choices=BROKERS, default=list(BROKERS))
     p.add_argument("--db", choices=("postgresql", "sqlite"), default="postgresql",
                    help="sqlite: the embedded default's database, a file in a temporary MYAPP_HOME")

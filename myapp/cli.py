@@ -109,12 +109,17 @@ def openapi() -> None:
     click.echo(dumps(build_spec(current_app)), nl=False)
 
 
+# Task processes per worker (Celery's prefork pool), for `myapp worker` and `myapp run`; benchmarks/controller.py
+# measures a worker of this many tasks at once.
+WORKER_CONCURRENCY = 2
+
+
 def _celery_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "myapp.worker:celery", *args]
 
 
 @main.command()
-@click.option("--concurrency", default=2, show_default=True)
+@click.option("--concurrency", default=WORKER_CONCURRENCY, show_default=True)
 def worker(concurrency: int) -> None:
     """Run a Celery worker."""
     os.execv(sys.executable, _celery_cmd("worker", "-l", "info", "--concurrency", str(concurrency)))
@@ -208,7 +213,7 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
     commands = {
         "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"{host}:{port}",
                 "--workers", str(web_workers), "myapp.wsgi:app"],
-        "worker": _celery_cmd("worker", "-l", "info", "--concurrency", "2"),
+        "worker": _celery_cmd("worker", "-l", "info", "--concurrency", str(WORKER_CONCURRENCY)),
         "beat": _celery_cmd("beat", "-l", "info"),
         "notebook proxy": [sys.executable, "-m", "myapp.notebooks.proxy", "--web", f"http://{local_host}:{port}",
                            "--host", host, "--port", str(notebook_port)],
