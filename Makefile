@@ -1,7 +1,7 @@
 # The two Quick-start commands live here: `make start` and `make test`.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider --durations=15
 UI_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json -type f 2>/dev/null)
 
 $(VENV)/.installed: setup.py
