@@ -29,6 +29,7 @@ from tests.support import (
     pg_url,
     platform_environment,
     redis_test_url,
+    stop_local_jobs,
     unique,
 )
 
@@ -36,6 +37,14 @@ if TYPE_CHECKING:
     from myapp.backends.kubernetes import KubernetesBackend
     from tests.k8s_double import ApiServerDouble
     from tests.k8s_double.support import Sleeps
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_local_job_outlives_the_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Local jobs outlive the platform that started them (a restart adopts them): whatever the tests'
+    platforms left running (notebooks, model servers) is stopped when this process's tests end."""
+    yield
+    stop_local_jobs(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="session")

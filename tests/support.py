@@ -237,3 +237,33 @@ def login_token(flask_client, username: str, password: str) -> str:
                              json={"username": username, "password": password, "provider": "db"})
     assert resp.status_code == 200, resp.get_json()
     return resp.get_json()["access_token"]
+
+
+def stop_local_jobs(root: Path, timeout: float = 30.0) -> list[str]:
+    """Cancel every local-backend job still running whose folder is under root, as LocalBackend.cancel does
+    (the cancel file, SIGTERM to its supervisor, which stops its processes), and wait for them: local jobs
+    outlive the platform that started them on purpose (a restart adopts them), so a test's platform home
+    must stop its own when the test is done. Returns the folders of the jobs it stopped."""
+    import psutil
+
+    from myapp.backends.local.backend import META
+
+    root = Path(root).resolve()
+    stopped = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if "myapp.backends.local.supervisor" not in cmdline or cmdline[-1] == "myapp.backends.local.supervisor":
+            continue
+        jobdir = Path(cmdline[-1])
+        if not jobdir.is_relative_to(root):
+            continue
+        with contextlib.suppress(OSError):
+            (jobdir / META / "cancel").touch()
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+            stopped.append((proc, str(jobdir)))
+    _gone, alive = psutil.wait_procs([proc for proc, _dir in stopped], timeout=timeout)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    return [jobdir for _proc, jobdir in stopped]

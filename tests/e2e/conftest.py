@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, ROOT, Page, Platform
-from tests.support import MYAPP, free_port, healthy, platform_environment, wait_until
+from tests.support import MYAPP, free_port, healthy, platform_environment, stop_local_jobs, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +39,7 @@ def platform(tmp_path_factory) -> Iterator[Platform]:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+                stop_local_jobs(home)  # model servers and notebooks the tests left: they outlive the platform
 
 
 @pytest.fixture(scope="module")
