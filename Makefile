@@ -41,13 +41,24 @@ start: install ui bwrap
 	$(VENV)/bin/myapp init
 	$(VENV)/bin/myapp run
 
-# The whole suite: linters; the UI's own unit tests (Vitest); SQLite + embedded transport, including the
-# browser tests (Playwright driving /usr/bin/chromium); PostgreSQL (127.0.0.1:5432) + Redis (127.0.0.1:6379),
-# the platform's own processes and browser tests included; then every benchmark's quick mode.
-test: install ui lint bwrap
-	cd frontend && npx vitest run
-	$(PYTEST) -n 2 -m "not benchmark" tests
-	MYAPP_TEST_DATABASE=postgresql $(PYTEST) -n 2 -m "not benchmark" tests --ignore=tests/rendering
-	$(PYTEST) -m benchmark tests/test_benchmarks_quick.py
+# The whole suite: linters; the UI's own unit tests (Vitest); SQLite + embedded transport, the whole suite
+# with the browser tests (Playwright driving /usr/bin/chromium); PostgreSQL (127.0.0.1:5432) + Redis
+# (127.0.0.1:6379), the tests marked `backends` (what can differ between the two: dialect paths, locks,
+# triggers, migrations, the broker, shared limits, the platform's own processes); then every benchmark's
+# quick mode. Each step prints its wall time, and all of them again at the end.
+STEPS := .test-steps
+STEP  := ./tests/timed_step.sh $(STEPS)
+
+test:
+	@rm -f $(STEPS)
+	@$(STEP) install $(MAKE) --no-print-directory install
+	@$(STEP) "UI build" $(MAKE) --no-print-directory ui
+	@$(STEP) lint $(MAKE) --no-print-directory lint
+	@$(STEP) sandbox $(MAKE) --no-print-directory bwrap
+	@$(STEP) Vitest sh -c 'cd frontend && npx vitest run'
+	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 -m "not benchmark" tests
+	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 -m "backends and not benchmark" tests
+	@$(STEP) benchmarks $(PYTEST) -m benchmark tests/test_benchmarks_quick.py
+	@cat $(STEPS)
 
 .PHONY: install ui api-types lint start test bwrap

@@ -10,6 +10,8 @@ from tests.pipelines.support import make_pipeline
 from tests.support import REDIS_TEST_URL, wait_until
 from tests.world import build_catalog, created
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture(params=["embedded", "redis"])
 def celery_worker(request, app, tmp_path):

@@ -12,7 +12,7 @@ import requests
 
 from tests.support import MYAPP, free_port, healthy, wait_until
 
-pytestmark = pytest.mark.slow  # the whole platform, and real training and serving jobs
+pytestmark = [pytest.mark.slow, pytest.mark.backends]  # the whole platform, and real training and serving jobs
 
 
 def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):

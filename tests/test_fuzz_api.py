@@ -29,6 +29,8 @@ from schemathesis.config import HealthCheck
 from tests.support import ApiClient, unique
 from tests.world import add_member, build_catalog, build_project, created, insert_finished_run, insert_task_run
 
+pytestmark = pytest.mark.backends
+
 FUZZ_EXAMPLES = int(os.environ.get("MYAPP_FUZZ_EXAMPLES", "10"))
 EXPLORE = os.environ.get("MYAPP_FUZZ_EXPLORE") == "1"
 ONLY = os.environ.get("MYAPP_FUZZ_ONLY")  # a path regex: fuzz only those operations (by hand, when fixing)

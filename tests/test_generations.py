@@ -10,6 +10,8 @@ import pytest
 from myapp.generations import MappedGenerations, RedisGenerations
 from tests.support import redis_test_url
 
+pytestmark = pytest.mark.backends
+
 
 def _bump_in_child(path: str, key: str) -> None:
     MappedGenerations(path).bump(key)

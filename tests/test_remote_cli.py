@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import MYAPP, free_port, healthy, platform_environment, wait_until
 
-pytestmark = pytest.mark.slow  # starts `myapp run` and real jobs
+pytestmark = [pytest.mark.slow, pytest.mark.backends]  # starts `myapp run` and real jobs
 
 PIPELINE = """
 name: {name}

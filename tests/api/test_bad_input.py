@@ -12,6 +12,8 @@ from tests.api.support import Shapes
 from tests.support import unique
 from tests.world import build_catalog, created
 
+pytestmark = pytest.mark.backends
+
 BIG = 2**70
 
 

@@ -9,7 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
+
+pytestmark = pytest.mark.backends
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_PASSWORD = "a-new-password-for-tests"

@@ -12,6 +12,8 @@ from myapp.models.list_count import ListCount, fold, keep_counts
 from tests.support import unique
 from tests.world import build_catalog, build_project, created, insert_finished_run, insert_task_run
 
+pytestmark = pytest.mark.backends
+
 STATES = ("succeeded", "failed", "queued")
 
 

@@ -8,6 +8,8 @@ from myapp.models import TaskState
 from tests.support import unique
 from tests.world import build_catalog, build_project, created, insert_finished_run
 
+pytestmark = pytest.mark.backends
+
 # Every list of a project-owned object, and the ones whose present() adds fields (project).
 LISTS = ("project", "pipeline", "task", "edge", "pipeline_run", "task_run", "notebook", "model_version",
          "inference_service", "image_build")

@@ -2,10 +2,13 @@
 replaced when its database session is gone; one handed back within PING_AFTER_IDLE is used as it is."""
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 import myapp.app as app_module
 from myapp.extensions import db
+
+pytestmark = pytest.mark.backends
 
 
 def _engine(app) -> sa.Engine:

@@ -13,6 +13,8 @@ from myapp.models import TaskState
 from tests.support import TEST_DATABASE
 from tests.world import build_catalog, build_project
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture()
 def world(app, admin, user):

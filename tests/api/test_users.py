@@ -13,6 +13,8 @@ import sqlalchemy as sa
 from tests.api.support import Shapes
 from tests.support import ApiClient, login_token, unique
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture(scope="module")
 def shapes(app) -> Shapes:

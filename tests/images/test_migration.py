@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+pytestmark = pytest.mark.backends
+
 
 def test_migration_0014_keeps_the_rows_and_adds_enforced_columns(app, tmp_path):
     from alembic import command

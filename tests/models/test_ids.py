@@ -3,10 +3,13 @@ max(id) + 1 unless the key is AUTOINCREMENT; PostgreSQL sequences never go back)
 the tables of an existing SQLite database without losing a row or a constraint."""
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
 from tests.support import unique
+
+pytestmark = pytest.mark.backends
 
 
 def test_a_deleted_runs_id_and_its_task_runs_ids_are_not_given_again(app, catalog):

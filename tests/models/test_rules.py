@@ -7,6 +7,8 @@ from sqlalchemy.exc import IntegrityError
 
 from tests.support import unique
 
+pytestmark = pytest.mark.backends
+
 
 def test_task_run_state_machine_sets_timestamps():
     from myapp.models import InvalidTransition, TaskRun, TaskState

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.world import created
+
+pytestmark = pytest.mark.backends
 
 
 class Refusing:

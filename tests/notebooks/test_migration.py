@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import sqlalchemy as sa
+
+pytestmark = pytest.mark.backends
 
 
 def _database_at_0017(url: str) -> sa.Engine:

@@ -13,7 +13,7 @@ import requests
 
 from tests.support import MYAPP, free_port, healthy, unique, wait_until
 
-pytestmark = pytest.mark.slow  # two platform starts and a JupyterLab: about a minute
+pytestmark = [pytest.mark.slow, pytest.mark.backends]  # two platform starts and a JupyterLab: about a minute
 
 
 def _start(env: dict[str, str], port: int, notebook_port: int) -> subprocess.Popen:

@@ -9,6 +9,8 @@ import pytest
 from tests.pipelines.support import make_pipeline
 from tests.support import unique, wait_until
 
+pytestmark = pytest.mark.backends
+
 
 def _state(app, run_id: int) -> str:
     from myapp.extensions import db

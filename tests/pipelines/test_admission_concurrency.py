@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from tests.fake_backend import FakeBackend
 from tests.pipelines.test_admission_local import make_group, python_task, submit
 from tests.support import TEST_DATABASE, in_thread, wait_until
+
+pytestmark = pytest.mark.backends
 
 
 class SlowFirstSubmit(FakeBackend):

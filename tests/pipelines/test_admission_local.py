@@ -4,10 +4,13 @@ alone; a borrower is preempted when the owner submits, and starts again later wi
 as a failure. CPU is what is contended (cpu_millicores capacity), so no GPU is needed."""
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
 from tests.support import unique, wait_until
+
+pytestmark = pytest.mark.backends
 
 SLEEP = "import time; time.sleep({})"
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import contextlib
 import re
 
+import pytest
 import sqlalchemy as sa
 
 from tests.fake_backend import FakeBackend
 from tests.pipelines.support import make_pipeline, task_states
 from tests.support import TEST_DATABASE
+
+pytestmark = pytest.mark.backends
 
 
 @contextlib.contextmanager

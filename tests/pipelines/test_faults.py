@@ -18,7 +18,7 @@ from tests.pipelines.crash_worker import Rerunning, make_backend, reconcile
 from tests.pipelines.support import make_pipeline
 from tests.support import free_port, unique, wait_until
 
-pytestmark = pytest.mark.slow  # real Celery worker processes, redis-server and local jobs
+pytestmark = [pytest.mark.slow, pytest.mark.backends]  # real Celery worker processes, redis-server and local jobs
 
 SLEEPY = "python -c 'import time; time.sleep(1.5)'"
 

@@ -14,6 +14,8 @@ from tests.pipelines.support import make_pipeline
 from tests.support import wait_until
 from tests.world import build_catalog, created
 
+pytestmark = pytest.mark.backends
+
 
 @pytest.fixture()
 def sent(monkeypatch):

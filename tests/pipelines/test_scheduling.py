@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 import sqlalchemy as sa
 
 from tests.fake_backend import FakeBackend
 from tests.pipelines.support import make_pipeline
+
+pytestmark = pytest.mark.backends
 
 UTC = dt.UTC
 

@@ -15,6 +15,8 @@ from tests.pipelines.webhook_receiver import receiver
 from tests.support import unique
 from tests.world import created
 
+pytestmark = pytest.mark.backends
+
 
 def stored_secret(app, pipeline_id: int) -> str | None:
     """What the database holds, read with plain SQL (what a dump or a read-only account would see)."""

@@ -2,7 +2,10 @@
 nodes and have none discovered; back down to 0021 the columns go."""
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
+
+pytestmark = pytest.mark.backends
 
 COLUMNS = {"discover_nodes", "discovered_nodes", "discovered_at", "discovery_error"}
 

@@ -37,7 +37,7 @@ from tests.backends.local.support import (
 )
 from tests.support import MYAPP, free_port, healthy, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.backends]
 
 MARKER = "platform-only-3b9f0c1e"
 ATTACKER, VICTIM = "proj-attacker", "proj-victim"

@@ -25,6 +25,8 @@ from tests.pipelines.support import make_pipeline
 from tests.support import ApiClient, unique, wait_until
 from tests.world import build_catalog, build_project, created
 
+pytestmark = pytest.mark.backends
+
 REGISTER_ARGS = {"model_name": "digits", "model_path": "/tmp/model.pt"}
 TERMINAL = ("succeeded", "failed", "cancelled")
 

@@ -17,6 +17,8 @@ import pytest
 
 from tests.security.test_web_hardening import run_url  # noqa: F401 - the fixture
 
+pytestmark = pytest.mark.backends
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

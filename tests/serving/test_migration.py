@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+pytestmark = pytest.mark.backends
+
 
 def test_migration_0021_adds_the_serving_engine_and_a_service_s_resource_group(app, tmp_path):
     from alembic import command
