@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from tests.serving.support import Client, model_server, router_process  # noqa: E402
+from tests.serving.support import SERVICE_TOKEN, Client, model_server, router_process  # noqa: E402
 
 TARGET = 1.15
 ROUNDS = 4
-TOKEN = "benchmark-router-token"
+TOKEN = SERVICE_TOKEN  # the router's and the model server's
 
 
 def models(folder: Path) -> tuple[Path, Path, list[list[float]]]:
@@ -118,7 +118,7 @@ def main() -> int:
                 routers = {"router": stack.enter_context(router_process(TOKEN, config, log_sample=10))}
                 if options.against:
                     routers["against"] = stack.enter_context(router_process(TOKEN, config, options.against, 10))
-                paths = {"direct": (direct, {}),
+                paths = {"direct": (direct, routed_headers),  # the model server asks for the token too
                          **{label: (url, routed_headers) for label, (url, _) in routers.items()}}
                 print(f"{name:6} " + ", ".join(f"{label} {url}" for label, (url, _) in paths.items()), flush=True)
                 for url, headers in paths.values():  # warm every path up

@@ -10,6 +10,11 @@ Every answer says which version it is (``X-Model-Version``, from --version). Sta
 server, HTTP/1.1 keep-alive, one thread per connection; put it behind the Service / VirtualService or
 the local router.
 
+Everything but ``GET /healthz`` (what probes call) asks for ``X-Router-Token`` = ``$SERVING_TOKEN``, the
+service's token: the local router adds it, and on Kubernetes the platform's forwarder sends it through
+the front Service; a job on the same host or in the cluster that calls the server directly gets 401.
+Without ``$SERVING_TOKEN`` every such request is refused.
+
 Every error and, at random, one in ``MODEL_SERVER_LOG_SAMPLE`` (default 10) of the other predictions is
 written to stdout as one JSON line marked ``"log": "myapp.request"`` (time, version, status, ms, the first
 512 bytes of the request and the answer; never a header): the platform searches these in the pod logs on
@@ -18,6 +23,7 @@ Kubernetes, where no router of its own keeps them.
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 import os
 import random
@@ -30,6 +36,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MODEL = None
 SIGNATURE: dict = {}
 VERSION = ""
+TOKEN = b""  # $SERVING_TOKEN: what every caller but a probe must send as X-Router-Token
+TOKEN_HEADER = "X-Router-Token"
 LOG_MARKER = "myapp.request"
 EXCERPT = 512  # bytes of the request and of the answer kept in a log line
 
@@ -114,7 +122,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _allowed(self) -> bool:
+        """The service's token, or 401 (and the connection closed: the body is left unread)."""
+        given = (self.headers.get(TOKEN_HEADER) or "").encode("latin-1", "replace")
+        if TOKEN and hmac.compare_digest(given, TOKEN):
+            return True
+        self.close_connection = True
+        self._reply(401, {"message": f"missing or wrong {TOKEN_HEADER}"})
+        return False
+
     def do_GET(self) -> None:
+        if self.path != "/healthz" and not self._allowed():
+            return
         if self.path == "/healthz":
             self._reply(200, {"status": "ok", "model_loaded": MODEL is not None,
                               "version": VERSION or os.environ.get("MYAPP_TASK", "")})
@@ -122,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(404, {"error": "not found"})
 
     def do_POST(self) -> None:
+        if not self._allowed():
+            return
         if self.path != "/predict":
             self._reply(404, {"error": "not found"})
             return
@@ -142,6 +163,10 @@ class Handler(BaseHTTPRequestHandler):
             instances = check_instances(json.loads(raw), SIGNATURE)
         except BadRequest as exc:
             self._reply(400, {"message": str(exc), "errors": [{"field": exc.field, "reason": exc.reason}]})
+            return
+        except RecursionError:  # nesting deeper than the parser recurses: an answer, not a dropped connection
+            reason = "is nested too deeply"
+            self._reply(400, {"message": f"instances: {reason}", "errors": [{"field": "instances", "reason": reason}]})
             return
         except ValueError:
             self._reply(400, {"message": "body: is not valid JSON", "errors": [{"field": "body",
@@ -229,7 +254,7 @@ def load_model(path: str, framework: str = ""):
 
 
 def main(argv: list[str] | None = None) -> None:
-    global MODEL, SIGNATURE, VERSION
+    global MODEL, SIGNATURE, TOKEN, VERSION
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model-path", default="/mnt/models/model.joblib")
     parser.add_argument("--port", type=int, default=8080)
@@ -238,6 +263,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--version", default="")
     args = parser.parse_args(argv)
     SIGNATURE, VERSION = json.loads(args.signature), args.version
+    TOKEN = os.environ.get("SERVING_TOKEN", "").strip().encode()
     if os.path.exists(args.model_path):
         MODEL = load_model(args.model_path, args.framework)
     print(f"serving {VERSION or 'a model'} on :{args.port}, model loaded: {MODEL is not None}", flush=True)

@@ -2,8 +2,9 @@
 weight, mirrors a share to a shadow version, says which version answered (``X-Model-Version``) and
 keeps per-version figures (requests/s, latency percentiles, errors) and a sample of request logs.
 
-Everything it serves asks for ``X-Router-Token`` = ``$ROUTER_TOKEN`` (the platform's web app and
-worker hold it; a job on the same host does not). ``PUT /_router/config`` replaces the routes::
+Everything it serves asks for ``X-Router-Token`` = ``$ROUTER_TOKEN``, the service's token (the platform's
+web app and worker hold it; a job on the same host does not), and it sends the same header to the model
+servers, which demand it too. ``PUT /_router/config`` replaces the routes::
 
     {"generation": 3, "routes": [{"version": "v1", "url": "http://127.0.0.1:p", "weight": 70}, ...],
      "mirror": {"version": "v2", "url": "...", "percent": 100} | null}
@@ -290,6 +291,7 @@ class Router:
         if route is None:
             return json_answer(503, {"message": "no version takes traffic"})
         passed = [(k, v) for k, v in headers if k.lower() not in HOP_HEADERS]
+        passed.append(("X-Router-Token", self.token.decode("latin-1")))  # the model servers ask for it too
         mirror = self.routes.mirror_now()
         if mirror is not None:
             try:

@@ -60,6 +60,7 @@ class Pass:
     versions: dict[int, ModelVersion]
     problems: list[str]
     failed: bool = False
+    token_put: bool = False  # the service's token Secret written in this pass
 
 
 def version_key(version_id: int) -> str:
@@ -130,11 +131,20 @@ class ServingController:
         if not (entry and "backend" in entry):
             return self._submit(p, key, render)
         try:
+            self._put_token(p)  # a service from before the model servers read it has none on Kubernetes
             return p.backend.submit(render())
         except (BackendError, RenderError) as exc:
             p.problems.append(f"{key}: cannot change: {exc}")
             p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
             return None
+
+    def _put_token(self, p: Pass) -> None:
+        """The service's token in its Secret, before anything that reads it (the router, every model
+        server, KServe's predictors) is submitted; idempotent, once per pass."""
+        if not p.token_put:
+            p.backend.put_secret(p.spec.namespace, manifests.router_secret(p.service.id),
+                                 {manifests.ROUTER_SECRET_KEY: router_token(self.secret_key, p.service.id)})
+            p.token_put = True
 
     def _submit(self, p: Pass, key: str, render: Callable[[], list[dict]]) -> JobRef | None:
         jobs = dict(p.service.jobs)
@@ -142,6 +152,7 @@ class ServingController:
             jobs[key] = {"submitting": True}
             self._save_jobs(p.service, jobs)
         try:
+            self._put_token(p)
             ref = p.backend.submit(render())
         except (BackendError, RenderError) as exc:
             p.problems.append(f"{key}: cannot start: {exc}")
@@ -213,9 +224,6 @@ class ServingController:
         entry = p.service.jobs.get(ROUTER)
         ref = JobRef.from_dict(entry) if entry and "backend" in entry else None
         if ref is None:
-            token = router_token(self.secret_key, p.service.id)
-            p.backend.put_secret(p.spec.namespace, manifests.router_secret(p.service.id),
-                                 {manifests.ROUTER_SECRET_KEY: token})
             ref = self._submit(p, ROUTER, lambda: manifests.router(p.spec))
         if ref is None:
             return None
@@ -348,6 +356,7 @@ class ServingController:
                     self._save_jobs(p.service, jobs)
                     continue
                 try:
+                    self._put_token(p)  # the local backend reads it at submit
                     ref = p.backend.submit(render())
                 except (BackendError, RenderError) as exc:
                     p.problems.append(f"{key}: cannot stop: {exc}")
@@ -370,8 +379,7 @@ class ServingController:
         service = p.service
         if service.deleting:
             if not service.jobs:
-                if p.backend.name == "local":
-                    p.backend.delete_secret(p.spec.namespace, manifests.router_secret(service.id))
+                p.backend.delete_secret(p.spec.namespace, manifests.router_secret(service.id))
                 db.session.delete(service)
                 return True
             service.reason = "deleting: " + ("; ".join(p.problems) or "stopping the servers")
@@ -412,15 +420,14 @@ def _version_spec(row: ModelVersion) -> manifests.VersionSpec:
 
 
 def release(item: dict, backend: Backend, archive: LogArchive | None) -> None:
-    """Stop what a deleted project's service ran (``release.project_services``): every job, its router's
+    """Stop what a deleted project's service ran (``release.project_services``): every job, its token's
     Secret. Idempotent: a job already gone is fine."""
     for entry in item["refs"]:
         ref = JobRef.from_dict(entry)
         backend.cancel(ref)
         if archive is not None:
             backend.cleanup(ref, archive)
-    if backend.name == "local":
-        backend.delete_secret(item["namespace"], manifests.router_secret(item["service_id"]))
+    backend.delete_secret(item["namespace"], manifests.router_secret(item["service_id"]))
 
 
 def due_services(now: dt.datetime | None = None) -> list[int]:

@@ -14,11 +14,12 @@ from typing import Any
 from .. import outputs, outputs_s3
 from ..catalog import get_template
 from ..rendering import RenderContext, render, validate_manifests
+from ..rendering.kinds.serving import TOKEN_KEY
 from ..rendering.pod import pod_templates
 from . import storage
 
 PORT = 8080
-ROUTER_SECRET_KEY = "token"
+ROUTER_SECRET_KEY = TOKEN_KEY
 PIPELINE = "serving"
 
 
@@ -56,7 +57,9 @@ MIRROR = "mirror"  # KServe: the front that mirrors, <service>-mirror
 
 
 def router_secret(service_id: int) -> str:
-    """The Secret holding the token the local router demands of every caller (the web and the worker)."""
+    """The Secret holding the service's token: the router demands it of every caller (the web and the
+    worker) and adds it to its calls to the model servers, which demand it too. (Named for the router,
+    which had it first: a running service's Secret keeps its name.)"""
     return f"myapp-serving-{service_id}-router"
 
 
@@ -74,7 +77,7 @@ _MODEL_SERVER: dict[str, Any] = {
     "signature": _string(x_flag="--signature", default="{}"), "port": _integer(1024, 65535, x_flag="--port"),
     "min_replicas": _integer(0, 100), "max_replicas": _integer(1, 100),
     "autoscale_metric": {"type": "string", "enum": ["cpu", "gpu", "rps"]}, "autoscale_target": _integer(1, 100000),
-    "image": _string(default=""),
+    "image": _string(default=""), "token_secret": _string(default=""),
 }
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -86,7 +89,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                         "storage_uri": _string(default=""), "mount_path": _string(default=""),
                                         "prometheus_url": _string(default="")}},
     "serving-router": {"type": "object", "required": ["service_name"], "properties": {
-        "service_name": _string(), "port": _integer(1024, 65535),
+        "service_name": _string(), "port": _integer(1024, 65535), "token_secret": _string(default=""),
     }},
     "serving-traffic": {"type": "object", "required": ["service_name", "routes"], "properties": {
         "service_name": _string(), "routes": {"type": "array", "items": {"type": "string"}},
@@ -136,7 +139,7 @@ def _server_args(service: ServiceSpec, version: VersionSpec) -> dict[str, Any]:
             "framework": version.framework, "signature": json.dumps(version.signature, sort_keys=True),
             "port": PORT, "min_replicas": service.min_replicas, "max_replicas": max(service.max_replicas, 1),
             "autoscale_metric": service.autoscale_metric, "autoscale_target": service.autoscale_target,
-            "image": version.image or ""}
+            "image": version.image or "", "token_secret": router_secret(service.id)}
 
 
 def model_server(service: ServiceSpec, version: VersionSpec, base: dict[str, Any] | None = None) -> list[dict]:
@@ -169,12 +172,9 @@ def mirror(service: ServiceSpec, percent: int, base: dict[str, Any] | None = Non
 
 
 def router(service: ServiceSpec, base: dict[str, Any] | None = None) -> list[dict]:
-    manifests = render(_template("serving-router", base), {"service_name": service.name, "port": PORT},
-                       _ctx(service, "router"))
-    container = manifests[-1]["spec"]["template"]["spec"]["containers"][0]
-    container["env"] = [*container.get("env", []), {"name": "ROUTER_TOKEN", "valueFrom": {"secretKeyRef": {
-        "name": router_secret(service.id), "key": ROUTER_SECRET_KEY}}}]
-    return manifests
+    return render(_template("serving-router", base), {"service_name": service.name, "port": PORT,
+                                                      "token_secret": router_secret(service.id)},
+                  _ctx(service, "router"))
 
 
 def traffic(service: ServiceSpec, split: dict[int, int], labels: dict[int, str], shadow: int | None,

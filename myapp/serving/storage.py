@@ -93,8 +93,10 @@ def fetch_into(pod_spec: dict[str, Any], uri: str, store: outputs_s3.Settings | 
     for container in containers:
         container["volumeMounts"] = [*(container.get("volumeMounts") or []),
                                      {"name": VOLUME, "mountPath": MOUNT, "readOnly": True}]
-    # The platform's own variables (MYAPP_PROJECT, ...: every container carries them), then the transfer's.
-    env: list[dict[str, Any]] = [dict(e) for e in containers[0].get("env") or []] if containers else []
+    # The platform's own variables (MYAPP_PROJECT, ...: every container carries them), then the transfer's;
+    # not the server's secrets (its service token): the download has no use for them.
+    env: list[dict[str, Any]] = [dict(e) for e in containers[0].get("env") or [] if "valueFrom" not in e] \
+        if containers else []
     env += [{"name": "MODEL_URI", "value": uri}, {"name": "MODEL_DEST", "value": server_path(uri)}]
     if found == "s3":
         image, command = (store.image if store else outputs_s3.DEFAULT_IMAGE), ["sh", "-c", SCRIPTS["s3"]]

@@ -17,6 +17,7 @@ from tests.support import free_port, wait_until
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "job-templates" / "deploy-service"
 DIGITS_SIGNATURE = {"shape": [None, 64], "dtype": "float32"}
+SERVICE_TOKEN = "service-test-token"  # the service's token: the router's and its model servers'
 
 
 def _answers(port: int) -> bool:
@@ -41,11 +42,12 @@ def process(argv: list[str], port: int, env: dict[str, str] | None = None) -> It
 
 @contextlib.contextmanager
 def model_server(model: Path, version: str, framework: str = "sklearn",
-                 signature: dict | None = None) -> Iterator[str]:
+                 signature: dict | None = None, token: str = SERVICE_TOKEN) -> Iterator[str]:
+    """A model server demanding `token` (X-Router-Token) of every caller but a probe (GET /healthz)."""
     port = free_port()
     argv = [str(TEMPLATE / "main.py"), "--model-path", str(model), "--framework", framework, "--version", version,
             "--signature", json.dumps(signature if signature is not None else DIGITS_SIGNATURE), "--port", str(port)]
-    with process(argv, port):
+    with process(argv, port, {"SERVING_TOKEN": token}):
         yield f"http://127.0.0.1:{port}"
 
 

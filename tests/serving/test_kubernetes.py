@@ -3,8 +3,12 @@ a service deploy, a canary at 30 %, a shadow, promote and delete through the API
 the VirtualService's weights and mirror checked at each step and nothing left in the namespace at the end."""
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
+from myapp.serving.router_client import router_token
 from tests.serving.support import kubernetes_services
 from tests.world import created
 
@@ -72,6 +76,13 @@ def test_deploy_canary_shadow_promote_delete(app, double, setup):
     row = service_row(app, sid)
     assert row.state.value == "running" and row.url == f"http://digits.{ns}.svc.cluster.local"
     first_vs = double.get(*VS, ns, "digits")
+    # The service's token: in its Secret, read by the model server (the forwarder sends it through the front).
+    secret = double.get("v1", "Secret", ns, f"myapp-serving-{sid}-router")
+    assert base64.b64decode(secret["data"]["token"]).decode() == router_token(app.config["SECRET_KEY"], sid)
+    server = double.get("apps/v1", "Deployment", ns, "digits-v1")["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "SERVING_TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": f"myapp-serving-{sid}-router", "key": "token"}}} in server["env"]
+    assert router_token(app.config["SECRET_KEY"], sid) not in json.dumps(server)
 
     # Canary at 30 %: a second server, and the same VirtualService patched in place (never deleted).
     assert owner.post(f"{path}/canary", json={"version_id": v2, "weight": 30}).status_code == 200
@@ -106,6 +117,7 @@ def test_deploy_canary_shadow_promote_delete(app, double, setup):
     settle(app, double, controller, ns, sid)
     assert service_row(app, sid) is None
     assert {kind: names(double, ns, kind) for kind in KINDS} == {kind: set() for kind in KINDS}
+    assert double.get("v1", "Secret", ns, f"myapp-serving-{sid}-router") is None
 
 
 def test_traffic_submitted_by_a_worker_that_died_before_its_commit_is_deleted(app, double, setup):

@@ -6,6 +6,7 @@ import pytest
 
 from myapp.contract import MANAGED_BY_LABEL, PIPELINE_LABEL, PROJECT_LABEL, TASK_LABEL, TEMPLATE_LABEL
 from myapp.rendering import ArgumentError, validate_manifests
+from myapp.rendering.pod import pod_templates
 from myapp.serving import manifests
 
 SERVICE = manifests.ServiceSpec(id=7, name="digits", project="demo", namespace="demo", service_account="demo-jobs",
@@ -64,13 +65,22 @@ def test_the_split_is_one_virtualservice_with_weights_and_a_mirror():
         manifests.traffic(SERVICE, {11: 70, 12: 20}, {11: "v3", 12: "v4"}, None, 100)
 
 
-def test_the_local_router_reads_its_token_from_a_secret():
+def test_the_router_and_every_model_server_read_the_services_token_from_its_secret():
+    """By secretKeyRef, never a value or an argument; the model download's init container gets none."""
+    ref = {"secretKeyRef": {"name": "myapp-serving-7-router", "key": "token"}}
     (deployment,) = manifests.router(SERVICE)
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["python", "/app/router.py"]
-    token = next(e for e in container["env"] if e["name"] == "ROUTER_TOKEN")
-    assert token["valueFrom"] == {"secretKeyRef": {"name": "myapp-serving-7-router", "key": "token"}}
+    assert next(e for e in container["env"] if e["name"] == "ROUTER_TOKEN")["valueFrom"] == ref
     assert deployment["metadata"]["name"] == "digits-router"
+    remote = manifests.VersionSpec(id=12, version=4, framework="sklearn", uri="s3://models/digits.joblib")
+    for objects in (manifests.model_server(SERVICE, V3), manifests.model_server(SERVICE, remote),
+                    manifests.kserve(SERVICE, V3), manifests.kserve(SERVICE, remote, shadow=True)):
+        validate_manifests(objects)
+        (pod,) = [p.template["spec"] for o in objects for p in pod_templates(o)]
+        (server,) = pod["containers"]
+        assert [e["valueFrom"] for e in server["env"] if e["name"] == "SERVING_TOKEN"] == [ref]
+        assert not any("TOKEN" in e["name"] for c in pod.get("initContainers", []) for e in c["env"])
 
 
 def test_a_model_in_a_tasks_outputs_mounts_that_attempt_read_only():

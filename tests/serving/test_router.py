@@ -13,10 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.serving.support import Client, digits_models, model_server, router
+from tests.serving.support import SERVICE_TOKEN, Client, digits_models, model_server, router
 from tests.support import wait_until
 
-TOKEN = "router-test-token"
+TOKEN = SERVICE_TOKEN
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ def replica_bounds(b: Build) -> tuple[int, int]:
     return low, high
 
 
-def version_server(b: Build, replicas: int) -> tuple[str, list[dict]]:
+def version_server(b: Build, replicas: int, env: list[dict[str, Any]] | None = None) -> tuple[str, list[dict]]:
     """One version's Deployment and its own Service (selected by app=<service>, version=<version>)."""
     front, version = b.args["service_name"], b.args["version"]
     name = k8s_name(front, version)
@@ -61,7 +61,7 @@ def version_server(b: Build, replicas: int) -> tuple[str, list[dict]]:
         render_object("deployment.yaml.j2", {
             "name": name, "replicas": replicas, "selector": selector, "image": b.image,
             "command": b.command, "args": b.cli_args, "port": b.args["port"],
-            "resources": b.resources.requirements(),
+            "resources": b.resources.requirements(), "env": env or [],
         }),
         render_object("service.yaml.j2", {
             "name": name, "selector": selector, "port_name": "http", "target_port": b.args["port"],

@@ -5,7 +5,10 @@ without touching each other.
 
 ``model-server``: Deployment + Service ``<service>-<version>`` and an autoscaling/v2 HPA on cpu, gpu
 utilisation (DCGM's pod metric) or requests per second (a pods metric of the metrics adapter).
-``serving-router``: the local router's Deployment (``router.py``; its secret from a Secret).
+``serving-router``: the local router's Deployment (``router.py``).
+The model servers and the router read the service's token (``token_secret``, a Secret's name) by
+secretKeyRef: the router demands it of every caller and adds it to its calls to the model servers, which
+demand it too (on Kubernetes the platform's forwarder sends it to them through the front Service).
 ``serving-traffic``: the front Service ``<service>`` and one VirtualService with weights and a mirror.
 ``kserve-predictor``: on a cluster whose serving engine is KServe, the service as one KServe
 ``InferenceService`` ``<service>`` (a shadow as a second one, ``<service>-shadow``): the model server as its
@@ -25,6 +28,15 @@ from .base import Build, Kind
 from .service import fqdn, replica_bounds, version_server
 
 POD_METRICS = {"gpu": "DCGM_FI_DEV_GPU_UTIL", "rps": "requests_per_second"}
+TOKEN_KEY = "token"  # the key of the service's token in its Secret
+
+
+def token_env(b: Build, name: str) -> list[dict[str, Any]]:
+    """The service's token as ``name``, from its Secret: never a value in the manifest or in argv."""
+    secret = b.args.get("token_secret") or ""
+    if not secret:
+        return []
+    return [{"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": TOKEN_KEY}}}]
 
 
 def hpa_metrics(metric: str, target: int) -> list[dict[str, Any]]:
@@ -37,7 +49,7 @@ def hpa_metrics(metric: str, target: int) -> list[dict[str, Any]]:
 
 def build_model_server(b: Build) -> list[dict]:
     low, high = replica_bounds(b)
-    name, server = version_server(b, max(low, 1))
+    name, server = version_server(b, max(low, 1), token_env(b, "SERVING_TOKEN"))
     return [
         *server,
         render_object("hpa.yaml.j2", {"name": name, "target": name, "min_replicas": max(low, 1),
@@ -53,7 +65,7 @@ def build_router(b: Build) -> list[dict]:
     deployment = render_object("deployment.yaml.j2", {
         "name": name, "replicas": 1, "selector": selector, "image": b.image,
         "command": ["python", "/app/router.py"], "args": ["--port", str(b.args["port"])], "port": b.args["port"],
-        "resources": b.resources.requirements(),
+        "resources": b.resources.requirements(), "env": token_env(b, "ROUTER_TOKEN"),
     })
     return [deployment]
 
@@ -117,16 +129,16 @@ def build_kserve(b: Build) -> list[dict]:
         "labels": {"app": b.args.get("app") or name, "version": b.args["version"]},
         "min_replicas": low, "max_replicas": high, "canary_percent": b.args["canary_percent"], "image": b.image,
         "command": b.command, "args": b.cli_args, "port": b.args["port"], "resources": b.resources.requirements(),
-        "storage_uris": storage,
+        "storage_uris": storage, "env": token_env(b, "SERVING_TOKEN"),
     })]
 
 
 MODEL_SERVER = Kind("model-server", build_model_server, batch=False, gang=None, required_args={
     "service_name": "string", "version": "string", "port": "integer", "min_replicas": "integer",
     "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
-}, optional_args={"image": "string"})
+}, optional_args={"image": "string", "token_secret": "string"})
 ROUTER = Kind("serving-router", build_router, batch=False, gang=None,
-              required_args={"service_name": "string", "port": "integer"})
+              required_args={"service_name": "string", "port": "integer"}, optional_args={"token_secret": "string"})
 TRAFFIC = Kind("serving-traffic", build_traffic, batch=False, gang=None,
                required_args={"service_name": "string", "routes": "array", "port": "integer"},
                optional_args={"mirror": "string", "upstream": "string"})
@@ -135,4 +147,4 @@ KSERVE = Kind("kserve-predictor", build_kserve, batch=False, gang=None, required
     "max_replicas": "integer", "autoscale_metric": "string", "autoscale_target": "integer",
     "canary_percent": "integer",
 }, optional_args={"image": "string", "app": "string", "storage_uri": "string", "mount_path": "string",
-                  "prometheus_url": "string"})
+                  "prometheus_url": "string", "token_secret": "string"})
