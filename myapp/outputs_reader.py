@@ -172,13 +172,13 @@ def _extract(data: bytes, allowed: frozenset[str], into: Path) -> set[str]:
 
 def kept_files(listing: Listing, preview_kind: Any) -> list[dict[str, Any]]:
     """TaskRun.outputs for what the reader listed: a file left on the claim says so (``on_claim``); its
-    preview and download are fetched from there when asked (outputs_store.request_fetch)."""
+    preview and download are fetched from there when asked (outputs_fetch.request_fetch)."""
     return [{"path": path, "size": size, "preview": preview_kind(path),
              **({} if path in listing.copied else {"on_claim": True})} for path, size in listing.files]
 
 
 
-# ---- one file fetched on demand, in chunks (outputs_store.fetch_from_claim) ---------------------------------
+# ---- one file fetched on demand, in chunks (outputs_fetch.fetch_from_claim) ---------------------------------
 CHUNK_BYTES = 4 * 1024 * 1024  # per reader: base64'd (x4/3) with its lines it stays under the 10 MiB log
 CHUNK_KEY = "myapp-chunk"
 CHUNK_END_KEY = "myapp-chunk-end"

@@ -7,19 +7,21 @@ mount: when such an attempt ends, its backend copies the folder here within boun
 myapp/outputs_reader.py) and lists all of it. When an attempt finishes, the worker lists what is there
 and reads ``metrics.jsonl`` into the task run (``record``); the API lists, previews and downloads the
 same (``current``, ``open_file``), always inside the attempt's own folder.
+
+Jobs own everything under ``root()/<namespace>`` that they write: every read, listing, zip and delete there
+goes through ``myapp.fs.beneath`` from that folder's descriptor, never through a link a job planted or
+swapped in (a link or a swap mid-way answers "not found", never a file elsewhere).
 """
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import functools
 import json
 import logging
 import math
 import os
-import shutil
 import tempfile
-import time
-import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
@@ -29,6 +31,8 @@ from flask import current_app
 from . import outputs_reader, outputs_s3
 from .errors import DomainError, FieldError, Kind
 from .extensions import db
+from .fs import zips
+from .fs.beneath import Folder, Refused
 from .models import TaskRun
 from .outputs import METRICS_FILE, PATH, container_path
 
@@ -52,6 +56,14 @@ def root() -> Path:
     return Path(current_app.config["INSTANCE_PATH"]) / "jobs" / "outputs"
 
 
+def outputs_folder(namespace: str) -> Folder:
+    """The project's outputs folder, open: the trusted folder (its parent is the platform's) everything
+    beneath is reached from. FileNotFoundError when no attempt of the project wrote here yet."""
+    if not namespace or "/" in namespace or namespace in (".", ".."):
+        raise ValueError(f"invalid namespace {namespace!r}")
+    return Folder.open(root() / namespace)
+
+
 def attempt_folder(attempt: TaskRun, namespace: str) -> Path | None:
     if not attempt.output_dir:
         return None
@@ -72,20 +84,11 @@ def preview_kind(path: str) -> str:
     return "none"
 
 
-def list_files(folder: Path) -> list[dict[str, Any]]:
-    """Files under folder (relative paths, sizes, preview kinds), symlinks not followed."""
-    out: list[dict[str, Any]] = []
-    for base, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            full = Path(base) / name
-            if full.is_symlink() or not full.is_file():
-                continue
-            relative = full.relative_to(folder).as_posix()
-            out.append({"path": relative, "size": full.stat().st_size, "preview": preview_kind(relative)})
-            if len(out) >= MAX_FILES:
-                return out
-    return out
+def list_files(outputs: Folder, relative: str) -> list[dict[str, Any]]:
+    """Files under the folder ``relative`` of the outputs folder (relative paths, sizes, preview kinds),
+    no link followed or listed."""
+    return [{"path": path, "size": size, "preview": preview_kind(path)}
+            for path, size in outputs.files(relative, MAX_FILES)]
 
 
 def parse_metrics(lines: list[str]) -> list[dict[str, Any]]:
@@ -140,8 +143,13 @@ def listing(attempt: TaskRun, namespace: str) -> list[dict[str, Any]] | None:
         assert attempt.output_dir is not None
         return [{"path": path, "size": size, "preview": preview_kind(path)}
                 for path, size in store.list(namespace, attempt.output_dir, MAX_FILES) if PATH.fullmatch(path)]
-    folder = attempt_folder(attempt, namespace)
-    return list_files(folder) if folder is not None and folder.is_dir() else None
+    if not attempt.output_dir:
+        return None
+    try:
+        with outputs_folder(namespace) as outputs:
+            return list_files(outputs, attempt.output_dir)
+    except (FileNotFoundError, Refused):  # not here (a cluster's claim), or not a folder any more
+        return None
 
 
 def _metrics_file(attempt: TaskRun, namespace: str) -> list[dict[str, Any]]:
@@ -198,7 +206,8 @@ def _copy_from_claim(attempt: TaskRun, namespace: str, backend: object) -> list[
         copied = backend.fetch_outputs(namespace, attempt.id, str(attempt.output_dir), folder)
     except RuntimeError as exc:  # BackendError (this module does not import the backends)
         log.warning("outputs of task run %s not copied from the claim: %s", attempt.id, exc)
-        shutil.rmtree(folder, ignore_errors=True)  # a copy cut short must not pass for the outputs
+        with contextlib.suppress(FileNotFoundError), outputs_folder(namespace) as outputs:
+            outputs.remove_tree(str(attempt.output_dir))  # a copy cut short must not pass for the outputs
         return None
     return outputs_reader.kept_files(copied, preview_kind)
 
@@ -246,24 +255,22 @@ def open_file(attempt: TaskRun, namespace: str, path: str, max_bytes: int | None
     if store is not None:
         assert attempt.output_dir is not None
         return store.open(namespace, attempt.output_dir, path, max_bytes)
-    folder = attempt_folder(attempt, namespace)
-    if folder is None:
+    if not attempt.output_dir:
         raise DomainError(f"task run {attempt.id} has no outputs", kind=Kind.NOT_FOUND)
-    full = folder / path
-    real_folder = os.path.realpath(folder)
-    if os.path.commonpath([os.path.realpath(full), real_folder]) != real_folder or full.is_symlink() \
-            or not full.is_file():
-        raise DomainError(_missing(attempt, path), kind=Kind.NOT_FOUND)
-    return open(full, "rb")
+    try:
+        with outputs_folder(namespace) as outputs:
+            return outputs.open_file(f"{attempt.output_dir}/{path}")
+    except (FileNotFoundError, PermissionError, Refused):  # a link on the way is no file of the attempt's
+        raise DomainError(missing_message(attempt, path), kind=Kind.NOT_FOUND) from None
 
 
-def _listed_size(attempt: TaskRun, path: str) -> int | None:
+def listed_size(attempt: TaskRun, path: str) -> int | None:
     return next((f["size"] for f in attempt.outputs or [] if f.get("path") == path), None)
 
 
-def _missing(attempt: TaskRun, path: str) -> str:
+def missing_message(attempt: TaskRun, path: str) -> str:
     """Why a file is not here: absent, or listed but left on the cluster's claim (beyond the copy's bound)."""
-    size = _listed_size(attempt, path)
+    size = listed_size(attempt, path)
     if size is None or not on_claim(attempt):
         return f"task run {attempt.id} has no output file {path!r}"
     return (f"task run {attempt.id}'s {path!r} ({size} bytes) stayed on the cluster's outputs claim: the platform "
@@ -274,7 +281,13 @@ def _missing(attempt: TaskRun, path: str) -> str:
 def delete_run(namespace: str, run_id: int) -> None:
     """A deleted run's outputs: its folder on this machine and in the store (a cluster's claim keeps its
     copy). After the commit: a store that cannot be reached leaves its objects, said in the log."""
-    shutil.rmtree(root() / namespace / str(int(run_id)), ignore_errors=True)
+    try:
+        with outputs_folder(namespace) as outputs:
+            outputs.remove_tree(str(int(run_id)))
+    except FileNotFoundError:
+        pass
+    except (OSError, Refused) as exc:
+        log.warning("outputs of deleted run %s left on this machine: %s", run_id, exc)
     store = outputs_s3.settings()
     if store is not None:
         try:
@@ -292,166 +305,14 @@ def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:
         raise DomainError(f"task run {attempt.id} wrote {total} bytes, more than one archive holds "
                           f"({MAX_ARCHIVE_BYTES}): download its files one by one", kind=Kind.UNPROCESSABLE)
     out: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)  # noqa: SIM115 (returned open)
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for item in files:
-            with open_file(attempt, namespace, item["path"]) as src, zf.open(item["path"], "w") as dst:
-                shutil.copyfileobj(src, dst, 1024 * 1024)
+    store = _store(attempt)
+    if store is not None:
+        assert attempt.output_dir is not None
+        relative_dir = attempt.output_dir
+        zips.write(out, [(f["path"], f["size"], functools.partial(store.open, namespace, relative_dir, f["path"],
+                                                                  None)) for f in files])
+    elif files:  # a file gone or swapped for a link since the listing is left out
+        with outputs_folder(namespace) as outputs, outputs.folder(str(attempt.output_dir)) as folder:
+            folder.write_zip(out, [(f["path"], f["size"]) for f in files])
     out.seek(0)
     return out
-
-
-# ---- a file left on the claim, fetched on demand (docs/outputs.md) -------------------------------------------
-DEFAULT_FETCH_BYTES = 1024**3  # MYAPP_OUTPUTS_CLAIM_FETCH_BYTES: the largest file fetched
-FETCH_STALE_SECONDS = 600  # a marker untouched this long lost its worker (each chunk touches it)
-RETRY_AFTER_SECONDS = 5
-
-
-@runtime_checkable
-class ChunkReader(Protocol):
-    """A backend that reads one chunk of a file on the claim (KubernetesBackend.fetch_output_chunk), for a
-    download (``chunk``) or a preview (``preview``)."""
-
-    def fetch_output_chunk(self, namespace: str, task_run_id: int, relative_dir: str, path: str, index: int,
-                           length: int, purpose: str = "chunk") -> outputs_reader.Chunk: ...
-
-
-def fetch_limit() -> int:
-    raw = os.environ.get("MYAPP_OUTPUTS_CLAIM_FETCH_BYTES", "").strip()
-    return int(raw) if raw.isdigit() else DEFAULT_FETCH_BYTES
-
-
-def _fetch_paths(attempt: TaskRun, namespace: str, path: str, preview: bool = False) -> tuple[Path, Path]:
-    """The marker (one fetch at a time per file and purpose: who fetches, or why it failed) and the copy being
-    written: in the run's folder beside the attempts' (deleted with the run), never inside an attempt's
-    (listed). A preview's are its own: its start, once here, never passes for the whole file."""
-    key = f"{int(attempt.id)}-{hashlib.sha256(path.encode()).hexdigest()[:16]}{'-preview' if preview else ''}"
-    folder = root() / namespace / str(int(attempt.pipeline_run_id)) / ".fetch"
-    return folder / f"{key}.json", folder / f"{key}.part"
-
-
-def _preview_copy(attempt: TaskRun, namespace: str, path: str) -> Path:
-    """Where the start of a file left on the claim is kept once fetched for a preview."""
-    return _fetch_paths(attempt, namespace, path, preview=True)[0].with_suffix(".bin")
-
-
-def open_preview(attempt: TaskRun, namespace: str, path: str) -> IO[bytes]:
-    """The file's start (PREVIEW_BYTES at least) for a preview: the file itself where it is here, else the
-    start a preview fetched off the claim (``fetch_from_claim(preview=True)``); open_file's errors else."""
-    try:
-        return open_file(attempt, namespace, path, PREVIEW_BYTES)
-    except DomainError as exc:
-        if exc.kind != Kind.NOT_FOUND or not on_claim(attempt) or _listed_size(attempt, path) is None:
-            raise
-        try:
-            return open(_preview_copy(attempt, namespace, path), "rb")
-        except FileNotFoundError:
-            raise exc from None
-
-
-def request_fetch(attempt: TaskRun, namespace: str, path: str, start: Callable[[], None], preview: bool = False,
-                  keep_failure: bool = False) -> str | None:
-    """A download (or, with ``preview``, a preview: only its first PREVIEW_BYTES) of a file left on the claim:
-    the message to answer while it is fetched (``start`` sends the worker's task, only when no such fetch of
-    it is under way); None when the file is not such a file. DomainError: a download beyond the per-file
-    bound, or the last fetch failed (said once: the next request starts again; ``keep_failure``, for HEAD,
-    which has no body to say why, leaves it for the next request to say)."""
-    size = _listed_size(attempt, path)
-    if size is None or not on_claim(attempt) or attempt_folder(attempt, namespace) is None:
-        return None
-    if not preview and size > fetch_limit():
-        raise DomainError(f"{_missing(attempt, path)}; it is larger than the {fetch_limit()} bytes the platform "
-                          "fetches from the cluster (MYAPP_OUTPUTS_CLAIM_FETCH_BYTES)", kind=Kind.UNPROCESSABLE)
-    marker, _ = _fetch_paths(attempt, namespace, path, preview)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    what = f"the first {PREVIEW_BYTES // 1024} KiB of {path!r}" if preview else repr(path)
-    message = (f"{what} ({size} bytes) {'are' if preview else 'is'} being fetched from the cluster's outputs "
-               f"claim: ask again in {RETRY_AFTER_SECONDS} s")
-    state = _read_marker(marker)
-    if state is not None and state.get("state") == "failed":
-        if not keep_failure:
-            marker.unlink(missing_ok=True)  # answered once; the next request starts again
-        raise DomainError(f"fetching {what} from the cluster failed: {state.get('reason')} (ask again to retry)",
-                          kind=Kind.UNAVAILABLE)
-    if state is not None and time.time() - _mtime(marker) < FETCH_STALE_SECONDS:
-        return message
-    if state is not None:  # its worker died: set it aside, then race for a new marker like any request
-        stale = marker.with_suffix(f".stale-{os.getpid()}-{time.monotonic_ns()}")
-        try:
-            os.replace(marker, stale)
-            stale.unlink()
-        except FileNotFoundError:
-            pass
-    try:
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return message  # another request started it a moment ago
-    with os.fdopen(fd, "w") as fh:
-        json.dump({"state": "fetching", "path": path}, fh)
-    try:
-        start()
-    except Exception:
-        marker.unlink(missing_ok=True)
-        raise
-    return message
-
-
-def _read_marker(marker: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(marker.read_text() or "{}")
-    except FileNotFoundError:
-        return None
-    except ValueError:  # being written by its creator this instant
-        return {"state": "fetching"}
-    return value if isinstance(value, dict) else {"state": "fetching"}
-
-
-def _mtime(marker: Path) -> float:
-    try:
-        return marker.stat().st_mtime
-    except FileNotFoundError:
-        return 0.0
-
-
-def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: object, preview: bool = False) -> bool:
-    """The worker's part: copy one listed file off the claim, chunk by chunk (each read by one reader pod,
-    checksummed), into a temporary file renamed into the attempt's folder once whole and of the listed
-    size; with ``preview``, only its first PREVIEW_BYTES in one chunk, kept beside (``_preview_copy``). A
-    failure is kept in the marker for the next request. True when the copy is here."""
-    size, folder = _listed_size(attempt, path), attempt_folder(attempt, namespace)
-    marker, part = _fetch_paths(attempt, namespace, path, preview)
-    done = None
-    if size is not None and folder is not None and PATH.fullmatch(path):
-        done = _preview_copy(attempt, namespace, path) if preview else folder / path
-    if size is None or done is None or done.is_file():
-        marker.unlink(missing_ok=True)
-        return done is not None
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"state": "fetching", "path": path}))  # this worker's, from now on
-    length = PREVIEW_BYTES if preview else outputs_reader.CHUNK_BYTES
-    chunks = 1 if preview else max(1, -(-size // length))
-    try:
-        if not isinstance(backend, ChunkReader) or not attempt.output_dir:
-            raise RuntimeError("no backend of the attempt's cluster reads its claim")
-        if not preview and size > fetch_limit():
-            raise RuntimeError(f"{size} bytes is more than MYAPP_OUTPUTS_CLAIM_FETCH_BYTES ({fetch_limit()})")
-        with open(part, "wb") as fh:
-            for index in range(chunks):
-                chunk = backend.fetch_output_chunk(namespace, attempt.id, attempt.output_dir, path, index, length,
-                                                   purpose="preview" if preview else "chunk")
-                if chunk.size != size:
-                    raise RuntimeError(f"the file on the claim is {chunk.size} bytes now, {size} when listed")
-                fh.write(chunk.data)
-                os.utime(marker)  # still alive: not stale
-            written = fh.tell()
-        if written != min(size, length * chunks):
-            raise RuntimeError(f"{written} bytes were copied of {min(size, length * chunks)}")
-        done.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(part, done)
-    except (RuntimeError, OSError, ValueError) as exc:  # BackendError among them
-        log.warning("output %r of task run %s not fetched from the claim%s: %s", path, attempt.id,
-                    " (its preview)" if preview else "", exc)
-        part.unlink(missing_ok=True)
-        marker.write_text(json.dumps({"state": "failed", "path": path, "reason": str(exc)}))
-        return False
-    marker.unlink(missing_ok=True)
-    return True

@@ -218,8 +218,8 @@ def reconcile_service(self, service_id: int) -> bool:
 @shared_task(name="myapp.fetch_output", ignore_result=True)
 def fetch_output(task_run_id: int, path: str, preview: bool = False) -> bool:
     """Copy one file an attempt left on a Kubernetes claim into the platform's outputs folder, asked for by
-    a download, or only its start for a preview (outputs_store.request_fetch; the API answers 202 meanwhile)."""
-    from . import outputs_store
+    a download, or only its start for a preview (outputs_fetch.request_fetch; the API answers 202 meanwhile)."""
+    from . import outputs_fetch
     from .backends.registry import backend_for
     from .models import Project, Task, TaskRun
 
@@ -229,7 +229,7 @@ def fetch_output(task_run_id: int, path: str, preview: bool = False) -> bool:
     namespace = db.session.get(Project, attempt.project_id).namespace
     backend = backend_for(db.session.get(Task, attempt.task_id))
     db.session.rollback()  # no transaction held while the readers run
-    return outputs_store.fetch_from_claim(attempt, namespace, path, backend, preview=bool(preview))
+    return outputs_fetch.fetch_from_claim(attempt, namespace, path, backend, preview=bool(preview))
 
 
 @shared_task(name="myapp.build_image", ignore_result=True)

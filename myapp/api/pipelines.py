@@ -4,10 +4,12 @@ from __future__ import annotations
 import functools
 import os
 import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app, jsonify, request
+from flask import Response, current_app, jsonify, request
 from marshmallow import fields, validate
 
 from .. import reconcile_requests
@@ -376,6 +378,25 @@ class PipelineRunApi(ResourceApi):
 
 
 MAX_LOG_LINES = 10_000
+LOG_TEXT = {"type": "string", "description": "`<ISO time> [replica] text` per line"}
+
+
+def _log_text(lines: Iterator[Any]) -> Iterator[bytes]:
+    """The download's body, in pieces of about 64 KiB as the lines are read (never the whole log at once)."""
+    piece: list[str] = []
+    size = 0
+    for line in lines:
+        stamp = datetime.fromtimestamp(line.timestamp, UTC).isoformat(timespec="milliseconds")
+        text = f"{stamp.replace('+00:00', 'Z')} [{line.replica}] {line.line}\n"
+        piece.append(text)
+        size += len(text)
+        if size >= 1 << 16:
+            yield "".join(piece).encode()
+            piece, size = [], 0
+    if piece:
+        yield "".join(piece).encode()
+
+
 REPORTED = {"type": "object", "properties": {"kept": {"type": "integer"}}, "required": ["kept"],
             "additionalProperties": False}
 
@@ -399,8 +420,8 @@ class TaskRunApi(ResourceApi):
     label = "task run"
     filters = ("project_id", "pipeline_run_id", "task_id", "state")
     orders = ("id", "created_at", "started_at")
-    include_route_methods = {"get_list", "get", "logs", "log_stream", "metrics", "outputs", "output_file",
-                             "report_metrics"}
+    include_route_methods = {"get_list", "get", "logs", "log_stream", "log_download", "metrics", "outputs",
+                             "output_file", "report_metrics"}
     output_fields = TASK_RUN_OUTPUT
 
     @staticmethod
@@ -413,15 +434,26 @@ class TaskRunApi(ResourceApi):
            query={"replica": "only this replica (e.g. worker-1)", "search": "only lines containing this text",
                   "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"}, response=TASK_LOGS)
     def logs(self, pk: int):
-        from ..observation import line_json, read_lines
+        from ..observation import line_json, read_page
 
         attempt = self.load(pk)
         args = query_args({"replica", "search", "limit"})
         limit = bounded_int(args, "limit", 1000, 1, MAX_LOG_LINES)
-        lines = read_lines(attempt)
-        keep = self._log_filter(args)
-        return jsonify(replicas=sorted({ln.replica for ln in lines}),
-                       items=[line_json(ln) for ln in lines if keep(ln)][-limit:])
+        page = read_page(attempt, limit, self._log_filter(args))
+        return jsonify(replicas=page.replicas, items=[line_json(ln) for ln in page.lines])
+
+    @route("/<int:pk>/log_download", summary="The whole log as text, one line per log line "
+           "(`<ISO time> [replica] text`), streamed as it is read", query={
+               "replica": "only this replica", "search": "only lines containing this text"},
+           response=LOG_TEXT, media_type="text/plain")
+    def log_download(self, pk: int):
+        from ..observation import stream_lines
+
+        attempt = self.load(pk)
+        lines = stream_lines(attempt, self._log_filter(query_args({"replica", "search"})))
+        name = f"task-run-{attempt.id}-attempt{attempt.attempt}.log"
+        return Response(_log_text(lines), mimetype="text/plain",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @route("/<int:pk>/log_stream", summary="Server-sent events: `lines` as they are written, `end` when finished",
            query={"replica": "only this replica", "search": "only lines containing this text"},
@@ -483,7 +515,7 @@ class TaskRunApi(ResourceApi):
     def output_file(self, pk: int):
         from flask import send_file
 
-        from .. import outputs_store
+        from .. import outputs_fetch, outputs_store
 
         attempt = self.load(pk)
         args = query_args({"path", "preview"})
@@ -496,7 +528,7 @@ class TaskRunApi(ResourceApi):
         name = path.rsplit("/", 1)[-1]
         if args.get("preview") == "1" and kind in ("text", "csv", "metrics"):
             try:
-                with outputs_store.open_preview(attempt, namespace, path) as fh:
+                with outputs_fetch.open_preview(attempt, namespace, path) as fh:
                     text = fh.read(outputs_store.PREVIEW_BYTES).decode("utf-8", errors="replace")
             except DomainError as exc:
                 return self._fetch_from_claim(attempt, namespace, path, exc, preview=True)
@@ -515,10 +547,10 @@ class TaskRunApi(ResourceApi):
     def _fetch_from_claim(attempt: TaskRun, namespace: str, path: str, missing: DomainError, preview: bool = False):
         """A file not here that an attempt left on a cluster's claim: 202 while the worker fetches it (or, for
         a preview, its start); any other file: the error that said it is not here."""
-        from .. import outputs_store
+        from .. import outputs_fetch
 
         celery = current_app.extensions["celery"]
-        fetching = missing.kind == Kind.NOT_FOUND and outputs_store.request_fetch(
+        fetching = missing.kind == Kind.NOT_FOUND and outputs_fetch.request_fetch(
             attempt, namespace, path, lambda: celery.send_task(
                 "myapp.fetch_output", args=[attempt.id, path, preview], queue=reconcile_requests.BACKGROUND_QUEUE),
             preview=preview, keep_failure=request.method == "HEAD")
@@ -526,5 +558,5 @@ class TaskRunApi(ResourceApi):
             raise missing
         answer = jsonify(message=fetching)
         answer.status_code = 202
-        answer.headers["Retry-After"] = str(outputs_store.RETRY_AFTER_SECONDS)
+        answer.headers["Retry-After"] = str(outputs_fetch.RETRY_AFTER_SECONDS)
         return answer

@@ -15,15 +15,15 @@ says it. Names are relative, "/"-separated, without "", "." or "..".
 """
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import stat
-import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from . import trees
+from . import trees, zips
 from .resolve import DIRECTORY, READ, REFUSED, Refused, parts, refused, resolve
 from .trees import Entry
 
@@ -316,23 +316,10 @@ class Folder:
             os.close(fd)
 
     # ---- zip --------------------------------------------------------------------------------------
-    def write_zip(self, out: IO[bytes], files: Iterable[tuple[str, int]], chunk: int = 1024 * 1024) -> list[str]:
+    def write_zip(self, out: IO[bytes], files: Iterable[tuple[str, int]]) -> list[str]:
         """The regular files (relative path, at most this many bytes each) as one zip into ``out``; those no
         longer there, or no longer files, are left out. Returns the paths written."""
-        written = []
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for path, limit in files:
-                try:
-                    src = self.open_file(path)
-                except (FileNotFoundError, Refused):
-                    continue
-                with src, zf.open(path, "w") as dst:
-                    left = limit
-                    while left > 0 and (data := src.read(min(chunk, left))):
-                        dst.write(data)
-                        left -= len(data)
-                written.append(path)
-        return written
+        return zips.write(out, [(path, limit, functools.partial(self.open_file, path)) for path, limit in files])
 
 
 def _own(fd: int, mode: int, owner: int | None) -> None:

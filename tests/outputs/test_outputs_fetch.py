@@ -63,17 +63,17 @@ def test_a_file_beyond_the_copy_is_fetched_in_chunks_and_served_identical(app, d
     assert served.status_code == 200 and served.data == world["body"]
     assert len(world["sent"]) == 1
     with app.app_context():
-        from myapp import outputs_store
+        from myapp import outputs_fetch, outputs_store
         from myapp.extensions import db
         from myapp.models import Project, TaskRun
 
         attempt = db.session.get(TaskRun, world["id"])
         namespace = db.session.get(Project, attempt.project_id).namespace
-        marker, part = outputs_store._fetch_paths(attempt, namespace, "model.bin")
-        assert not marker.exists() and not part.exists()
-        folder = outputs_store.attempt_folder(attempt, namespace)
-        assert folder is not None  # the marker and the copy being written live beside, never inside it
-        assert [f["path"] for f in outputs_store.list_files(folder)] == [
+        marker, part = outputs_fetch._fetch_names(attempt, "model.bin")
+        here = outputs_store.root() / namespace
+        assert not (here / marker).exists() and not (here / part).exists()
+        # the marker and the copy being written live beside the attempt's folder, never inside it
+        assert [f["path"] for f in outputs_store.listing(attempt, namespace)] == [
             "data.csv", "metrics.jsonl", "model.bin", "plots/loss.png"]
 
 
