@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import urllib.parse
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import FieldError
+from .fs.beneath import Folder
 
 MARKER = ".myapp-environment.json"
 IMAGES = "images"
@@ -186,8 +186,9 @@ def forget(root: Path, namespace: str, image: str) -> str | None:
     with locked(root, env_hash):  # a build registering the same content waits, then finds it gone
         if env_hash in registered_hashes(root):
             return None
-        (Path(root) / env_hash / MARKER).unlink(missing_ok=True)  # incomplete first: never handed out half-removed
-        shutil.rmtree(Path(root) / env_hash, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError), Folder.open(root) as environments:
+            environments.remove(f"{env_hash}/{MARKER}")  # incomplete first: never handed out half-removed
+            environments.remove_tree(env_hash)
     return env_hash
 
 

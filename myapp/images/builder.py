@@ -6,12 +6,15 @@ environment. The network is the host's (pip needs the package index); nothing el
 writable but the environment's own folder. Once pip succeeded the platform takes the folder back (its
 owner, read-only for everyone else) and writes the marker that makes it complete: a build killed
 half-way leaves no environment that ``find`` would hand out, and the next build starts it over.
+While pip runs the folder is the project's uid's, so whatever the platform does in it (take it back,
+remove a build that failed or did not finish) goes by descriptor through ``myapp.fs.beneath``: a link pip's
+setup code left is chowned or removed as a link, never followed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from ..backends.local import sandbox
 from ..environments import MARKER, Environment, content_hash, find, locked, python_version
+from ..fs.beneath import Folder
 
 # The platform's settings that say where the package index is and how to reach it; nothing else of
 # its environment (database URL, secret key) reaches a build.
@@ -51,12 +55,11 @@ def build_environment(root: Path, base_image: str | None, packages: list[str], n
         if isolation.mode == sandbox.UNAVAILABLE:
             raise BuildError(isolation.reason)
         path = root / env_hash
-        shutil.rmtree(path, ignore_errors=True)  # a build that did not finish
-        path.mkdir(mode=0o755)
         uids_table.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         uid = sandbox.project_uid(uids_table, namespace) if isolation.mode == sandbox.UID else None
-        if uid is not None:
-            os.chown(path, uid, uid)
+        with Folder.open(root) as environments:
+            environments.remove_tree(env_hash)  # a build that did not finish
+            environments.make_dirs(env_hash, 0o755, owner=uid)
         try:
             runner = _Runner(isolation, uid, root, path, emit, time.monotonic() + timeout)
             emit(f"building environment {env_hash}: Python {python_version()}, {len(packages)} package(s), "
@@ -66,26 +69,24 @@ def build_environment(root: Path, base_image: str | None, packages: list[str], n
                 runner.run("pip install", [sys.executable, "-m", "pip", "--python", str(path / "bin" / "python"),
                                            "install", "--no-input", "--disable-pip-version-check",
                                            "--progress-bar", "off", *packages])
-            _take_back(path)
-            (path / MARKER).write_text(json.dumps({"hash": env_hash, "base_image": base_image,
-                                                   "packages": packages, "python": python_version()}))
+            with Folder.open(root) as environments:
+                _take_back(environments, env_hash)
+                environments.write_bytes(f"{env_hash}/{MARKER}", json.dumps({
+                    "hash": env_hash, "base_image": base_image, "packages": packages,
+                    "python": python_version()}).encode(), 0o644)
         except BaseException:
-            shutil.rmtree(path, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError), Folder.open(root) as environments:
+                environments.remove_tree(env_hash)
             raise
         emit(f"environment {env_hash} is ready")
         return Environment(env_hash, path), False
 
 
-def _take_back(path: Path) -> None:
-    """The platform owns the finished environment; jobs read it (bound read-only), nobody else writes."""
-    uid, gid = os.geteuid(), os.getegid()
-    for folder, dirs, files in os.walk(path):
-        for name in [*dirs, *files, None]:
-            target = os.path.join(folder, name) if name else folder
-            os.lchown(target, uid, gid)
-            if not os.path.islink(target):
-                mode = os.lstat(target).st_mode & 0o7777
-                os.chmod(target, (mode | 0o444 | (0o111 if mode & 0o100 else 0)) & ~0o7022)
+def _take_back(environments: Folder, env_hash: str) -> None:
+    """The platform owns the finished environment; jobs read it (bound read-only), nobody else writes.
+    By descriptor: links are chowned as links, never followed (Refused for a tree too deep to walk)."""
+    environments.own_tree(env_hash, os.geteuid(), os.getegid(),
+                          lambda mode: (mode | 0o444 | (0o111 if mode & 0o100 else 0)) & ~0o7022)
 
 
 class _Runner:

@@ -13,14 +13,16 @@ Layout of ``workdir``::
 Each submitted job gets a detached supervisor process (``supervisor.py``); this class only
 plans, spawns and reads files, so any instance (e.g. of a restarted worker) can answer for
 any job. Replicas run sandboxed (``sandbox.py``); everything here is private to the platform
-(0700) except the attempt and data folders, which belong to the project's uid.
+(0700) except the attempt, data and outputs folders, which belong to the project's uid: what the platform
+makes, chowns or deletes in those goes through ``myapp.fs.beneath``, by descriptor beneath the folder
+whose parent is the platform's, never through a link a job put or swapped in.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import RUN_LABEL
+from ...fs.beneath import Folder, Refused
 from ...outputs import MOUNT
 from ..base import (
     BackendError,
@@ -241,14 +244,23 @@ class LocalBackend:
         meta = self._meta(ref)
         for obj in ref.objects:  # a claim's folder goes with the claim (a notebook's work folder, at delete)
             if obj.kind in VOLUME_KINDS and NAMESPACE.fullmatch(obj.namespace) and SECRET_NAME.fullmatch(obj.name):
-                volume = self.volume_dir(obj.namespace, obj.name)
-                _real_dir(volume.parent, self.data_dir(obj.namespace))
-                _real_dir(volume, self.data_dir(obj.namespace))
-                shutil.rmtree(volume, ignore_errors=True)
+                self._remove_volume(obj.namespace, obj.name)
         if not (meta / "spec.json").exists():
             return
         if self._state(ref)["state"] not in TERMINAL:
             self.cancel(ref)
+    def _remove_volume(self, namespace: str, claim: str) -> None:
+        """A claim's folder, deleted by descriptor beneath the project's data folder: the job's uid owns
+        everything in it, so ``volumes`` may be a link or be swapped for one meanwhile; that is refused
+        (never followed into another project's folder)."""
+        try:
+            with Folder.open(self.data_dir(namespace)) as data:
+                data.remove_tree(f"volumes/{claim}")
+        except FileNotFoundError:
+            return
+        except Refused as exc:
+            raise PermanentBackendError(f"claim {claim!r} not removed: {exc.message}") from None
+
         supervisor = process(ProcessId.from_dict(read_json(meta / "supervisor.json")))
         if supervisor is not None:  # it exits right after writing the final state
             try:
@@ -257,7 +269,8 @@ class LocalBackend:
                 pass
         archive.write(ref, list(self.logs(ref)))
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
-        shutil.rmtree(self.job_dir(ref), ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError), Folder.open(self.workdir / ref.namespace) as jobs:
+            jobs.remove_tree(ref.job_name)  # the attempt's folder is the job's: by descriptor
         self._reap()
 
     def changed_runs(self) -> set[int]:
@@ -286,7 +299,9 @@ class LocalBackend:
                 path.unlink(missing_ok=True)
 
     def delete_secret(self, namespace: str, name: str) -> None:
-        shutil.rmtree(self._secret_dir(namespace, name), ignore_errors=True)
+        folder = self._secret_dir(namespace, name)
+        with contextlib.suppress(FileNotFoundError), Folder.open(folder.parent) as secrets:
+            secrets.remove_tree(folder.name)
 
     def _secret_dir(self, namespace: str, name: str) -> Path:
         if not NAMESPACE.fullmatch(namespace) or namespace in RESERVED_NAMESPACES:
@@ -325,20 +340,19 @@ class LocalBackend:
         the platform's, and hidden from the job."""
         cwd, data = self.job_dir(ref), self.data_dir(ref.namespace)
         _private_dir(data.parent)
-        data.mkdir(mode=0o700, exist_ok=True)
-        volumes = [Path(v) for v in run.get("volumes", [])]  # claims: folders in the data folder, kept
-        for volume in volumes:
-            for folder in (volume.parent, volume):
-                _real_dir(folder, data)
-                folder.mkdir(mode=0o700, exist_ok=True)
         uid = sandbox.project_uid(self.workdir / "uids.json", ref.namespace) if isolation.mode == sandbox.UID else None
-        for folder in (cwd, data, *{v.parent for v in volumes}, *volumes) if isolation.sandboxed else volumes:
-            if uid is not None:
-                os.chown(folder, uid, uid)
-            os.chmod(folder, 0o700)
-        for link, target in run.get("links", []):
-            if not os.path.lexists(link):
-                os.symlink(target, link)  # the job's uid owns the folder; lexists: never follow what it put
+        # The data folder is the job's uid's: its claims' folders are made, chowned and linked by descriptor
+        # beneath it (a link it planted is refused, never followed to /etc or another project's folder).
+        with Folder.open(data, create=True) as folder:
+            if isolation.sandboxed:
+                folder.make_dirs("", 0o700, owner=uid, every=True)
+            for volume in run.get("volumes", []):  # claims: folders in the data folder, kept
+                folder.make_dirs(_beneath(Path(volume), data), 0o700, owner=uid, every=isolation.sandboxed)
+            for link, target in run.get("links", []):
+                folder.symlink(target, _beneath(Path(link), data))  # a name already there stays as it is
+        if isolation.sandboxed:
+            with Folder.open(cwd) as work:
+                work.make_dirs("", 0o700, owner=uid, every=True)
         output = self._output_folder(ref, run, uid)
         if not isolation.sandboxed:
             if output is not None or run.get("outputs_read"):  # no sandbox to mount the volume: the host path
@@ -359,12 +373,12 @@ class LocalBackend:
         if not folders:
             return None
         root = self.outputs_dir(ref.namespace)
-        if not root.is_dir():
-            _private_dir(root.parent)
-            root.mkdir(mode=0o700, exist_ok=True)
-            if uid is not None:
-                os.chown(root, uid, uid)
-        return root, [f for f in folders if (root / f).is_dir()]  # a folder gone: nothing there to read
+        _private_dir(root.parent)
+        made = not root.is_dir()
+        with Folder.open(root, create=True) as outputs:
+            if made and uid is not None:
+                outputs.chown("", uid, uid)
+            return root, [f for f in folders if outputs.is_dir(f)]  # a folder gone: nothing there to read
 
     def _output_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
         """Make the attempt's output folder when its pods mount one (myapp/outputs.py), owned by the job."""
@@ -373,13 +387,9 @@ class LocalBackend:
             return None
         root = self.outputs_dir(ref.namespace)
         _private_dir(root.parent)
-        folder = root / relative
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for path in [root, *reversed([p for p in folder.parents if root in p.parents]), folder]:
-            if uid is not None:
-                os.chown(path, uid, uid)
-            os.chmod(path, 0o700)
-        return folder
+        with Folder.open(root, create=True) as outputs:
+            outputs.make_dirs(relative, 0o700, owner=uid, every=True)  # by descriptor: the folders are the job's
+        return root / relative
 
     def _spawn(self, ref: JobRef) -> None:
         meta = self._meta(ref)
@@ -465,12 +475,11 @@ def _private_dir(path: Path) -> None:
         os.chmod(path, 0o700)
 
 
-def _real_dir(path: Path, data: Path) -> None:
-    """The job's uid owns its data folder: a folder the platform makes, chowns or removes in it must
-    not be a link it planted (to /etc, say); refuse rather than follow it."""
-    if path.is_symlink() or not str(path).startswith(str(data) + os.sep) or \
-            (path.exists() and path.resolve() != data.resolve() / path.relative_to(data)):
-        raise PermanentBackendError(f"{path} is a symbolic link or leaves the project's data folder")
+def _beneath(path: Path, data: Path) -> str:
+    """A planned path in the project's data folder, relative to it (PermanentBackendError elsewhere)."""
+    if data not in path.parents:
+        raise PermanentBackendError(f"{path} is not in the project's data folder {data}")
+    return path.relative_to(data).as_posix()
 
 
 def _rehome_outputs(run: dict[str, Any], host_root: str) -> None:
