@@ -128,7 +128,7 @@ def request_fetch(attempt: TaskRun, namespace: str, path: str, start: Callable[[
 
 def _read_marker(outputs: Folder, marker: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(outputs.read_bytes(marker, 1024 * 1024) or b"{}")
+        value = json.loads(outputs.read(marker, 1024 * 1024) or b"{}")
     except FileNotFoundError:
         return None
     except ValueError:  # being written by its creator this instant
@@ -158,7 +158,7 @@ def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: objec
             outputs.remove(marker)
             return done is not None
         outputs.make_dirs(marker.rpartition("/")[0])
-        outputs.write_bytes(marker, json.dumps({"state": "fetching", "path": path}).encode())  # this worker's now
+        outputs.write(marker, json.dumps({"state": "fetching", "path": path}).encode())  # this worker's now
         length = PREVIEW_BYTES if preview else outputs_reader.CHUNK_BYTES
         chunks = 1 if preview else max(1, -(-size // length))
         try:
@@ -173,7 +173,7 @@ def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: objec
                     if chunk.size != size:
                         raise RuntimeError(f"the file on the claim is {chunk.size} bytes now, {size} when listed")
                     fh.write(chunk.data)
-                    outputs.touch(marker)  # still alive: not stale
+                    outputs.utime(marker)  # still alive: not stale
                 written = fh.tell()
             if written != min(size, length * chunks):
                 raise RuntimeError(f"{written} bytes were copied of {min(size, length * chunks)}")
@@ -183,7 +183,7 @@ def fetch_from_claim(attempt: TaskRun, namespace: str, path: str, backend: objec
             log.warning("output %r of task run %s not fetched from the claim%s: %s", path, attempt.id,
                         " (its preview)" if preview else "", exc)
             outputs.remove(part)
-            outputs.write_bytes(marker, json.dumps({"state": "failed", "path": path, "reason": str(exc)}).encode())
+            outputs.write(marker, json.dumps({"state": "failed", "path": path, "reason": str(exc)}).encode())
             return False
         outputs.remove(marker)
     return True

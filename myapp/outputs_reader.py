@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .fs.beneath import Folder, Refused
 from .outputs import PATH
 
 COPY_BYTES = 6 * 1024 * 1024  # copied per attempt: base64'd (x4/3) it stays under the kubelet's 10 MiB log
@@ -147,7 +148,7 @@ def _extract(data: bytes, allowed: frozenset[str], into: Path) -> set[str]:
     written: set[str] = set()
     total = 0
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar, Folder.open(into, create=True) as folder:
             for member in tar:
                 if not member.isfile() or member.name not in allowed or member.name in written:
                     raise ReaderOutputError(f"the reader's copy holds {member.name!r}, which it did not list")
@@ -156,14 +157,12 @@ def _extract(data: bytes, allowed: frozenset[str], into: Path) -> set[str]:
                     raise ReaderOutputError(f"the reader's copy holds more than {COPY_BYTES} bytes")
                 source = tar.extractfile(member)
                 assert source is not None  # a regular file
-                target = into / member.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if target.is_symlink():
-                    target.unlink()
-                with source, open(target, "wb") as fh:
+                folder.make_dirs(member.name.rpartition("/")[0])  # by descriptor: no link on the way is followed
+                folder.remove(member.name)  # a link there goes as a name; the copy is a new file
+                with source, folder.create(member.name) as fh:
                     fh.write(source.read(member.size))
                 written.add(member.name)
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except (tarfile.TarError, EOFError, OSError, Refused) as exc:
         raise ReaderOutputError(f"the reader's copy is not a whole archive: {exc}") from None
     if written != allowed:
         raise ReaderOutputError(f"the reader's copy lacks {sorted(allowed - written)[:3]}")

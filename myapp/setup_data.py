@@ -1,9 +1,9 @@
 """What `myapp init` puts in the database: roles, the first admin, the catalog, the demo project."""
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
-import shutil
 from typing import Any
 
 import sqlalchemy as sa
@@ -11,6 +11,7 @@ import yaml
 from flask_appbuilder.security.manager import BaseSecurityManager
 
 from .extensions import appbuilder, db
+from .fs.beneath import Folder
 from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
 from .passwords import check_password
 from .security import ADMIN_ROLE, USER_ROLE
@@ -91,8 +92,9 @@ def retire_shared_token(project: Project) -> None:
     ensure_bot(project)
     db.session.commit()
     secrets_dir = local_workdir() / "secrets"
-    for folder in (secrets_dir / project.namespace / "myapp-api-token", secrets_dir / "myapp-api-token"):
-        shutil.rmtree(folder, ignore_errors=True)
+    for parent in (secrets_dir / project.namespace, secrets_dir):
+        with contextlib.suppress(FileNotFoundError), Folder.open(parent) as folder:
+            folder.remove_tree("myapp-api-token")
 
 
 def ensure_demo_pipeline(project: Project) -> Pipeline:

@@ -93,7 +93,7 @@ class Folder:
             os.close(fd)
             raise
 
-    def read_bytes(self, relative: str, limit: int) -> bytes:
+    def read(self, relative: str, limit: int) -> bytes:
         with self.open_file(relative) as fh:
             return fh.read(limit)
 
@@ -158,7 +158,7 @@ class Folder:
         finally:
             os.close(current)
 
-    def chmod(self, relative: str, mode: int) -> None:
+    def set_mode(self, relative: str, mode: int) -> None:
         """The entry's mode, set on the entry itself (``Refused`` for a link)."""
         fd = self._open(relative, os.O_PATH)
         try:
@@ -183,7 +183,7 @@ class Folder:
         """Every entry beneath ``relative`` (and it) to uid:gid, and each but links to ``mode(its mode)``;
         ``Refused`` for a tree deeper than MAX_DEPTH (never left half the job's)."""
         self.chown(relative, uid, gid)
-        self.chmod(relative, mode(stat.S_IMODE(self.stat(relative).st_mode)))
+        self.set_mode(relative, mode(stat.S_IMODE(self.stat(relative).st_mode)))
         for entry in self.entries(relative, strict=True):
             os.chown(entry.name, uid, gid, dir_fd=entry.dir_fd, follow_symlinks=False)
             if stat.S_ISLNK(entry.stat.st_mode):
@@ -213,7 +213,7 @@ class Folder:
             os.close(fd)
             raise
 
-    def write_bytes(self, relative: str, data: bytes, mode: int = 0o600) -> None:
+    def write(self, relative: str, data: bytes, mode: int = 0o600) -> None:
         """The file's whole content, written aside and renamed over it: readers see old or new, never half."""
         parent, name = self._parent(relative)
         try:
@@ -238,7 +238,7 @@ class Folder:
         finally:
             os.close(src_parent)
 
-    def touch(self, relative: str) -> None:
+    def utime(self, relative: str) -> None:
         """Its modification time to now (by descriptor)."""
         fd = self._open(relative, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
         try:

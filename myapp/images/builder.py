@@ -71,7 +71,7 @@ def build_environment(root: Path, base_image: str | None, packages: list[str], n
                                            "--progress-bar", "off", *packages])
             with Folder.open(root) as environments:
                 _take_back(environments, env_hash)
-                environments.write_bytes(f"{env_hash}/{MARKER}", json.dumps({
+                environments.write(f"{env_hash}/{MARKER}", json.dumps({
                     "hash": env_hash, "base_image": base_image, "packages": packages,
                     "python": python_version()}).encode(), 0o644)
         except BaseException:
