@@ -4,22 +4,26 @@ While an attempt runs, its lines and samples come live from the backend that run
 has finished, cleanup has moved its log to the archive (`backends.registry.log_archive`) and
 the controller kept its samples in `TaskRun.metrics`. The REST API, its event streams and the
 CLI read through this module only; none of them talks to a backend or the archive itself.
+
+A log is read as a ``LogSource`` (``backends.logrecords``): the last lines from the end of its files, every
+line as a stream. Nothing here reads a whole log into memory except ``read_lines`` (the in-process CLI).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .backends import Backend, BackendError, JobRef, LogLine, MetricSample
+from .backends.logrecords import Keep, LogPage, LogSource, page_of
 from .backends.registry import backend_for, backend_for_group, log_archive
 from .errors import DomainError, Kind
 from .extensions import db
 from .models import Notebook, Task, TaskRun
 
 # The shapes of what is read, for the API's answers (it does not import myapp.backends).
-__all__ = ["LogFilter", "LogLine", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics",
-           "read_notebook_lines", "read_recent_lines"]
+__all__ = ["LogFilter", "LogLine", "LogPage", "LogTail", "MetricSample", "line_json", "read_lines", "read_metrics",
+           "read_notebook_lines", "read_page", "read_recent_lines", "stream_lines"]
 
 
 @dataclass(frozen=True)
@@ -47,54 +51,113 @@ def _unavailable(attempt: TaskRun, what: str, exc: BackendError) -> DomainError:
     return DomainError(f"{what} of task run {attempt.id} unavailable: {exc}", kind=Kind.UNAVAILABLE)
 
 
-def read_lines(attempt: TaskRun, after: Mapping[str, int] | None = None) -> list[LogLine]:
-    """Every replica's lines after the cursor (replica -> last seq seen), oldest first.
-
-    A finished attempt reads its archive, even an empty one (its pods / files are gone by
-    then). With no archive yet (cleanup failed before archiving) the backend still has them."""
+def _source(attempt: TaskRun) -> LogSource | None:
+    """Where the attempt's log is now: the archive once finished (even an empty one: its pods / files are
+    gone by then), else its backend (also a finished attempt whose cleanup failed before archiving)."""
     if not attempt.backend_ref:
-        return []  # never submitted: no log anywhere yet
-    cursor = dict(after or {})
+        return None  # never submitted: no log anywhere yet
     ref, archive = JobRef.from_dict(attempt.backend_ref), log_archive()
     if attempt.is_finished and archive.exists(ref):
-        lines = archive.read(ref)
-    else:
-        try:
-            lines = list(_backend(attempt).logs(ref, follow=False, after=cursor or None))
-        except BackendError as exc:
-            raise _unavailable(attempt, "logs", exc) from exc
-    # Backends honour `after` already; the archive does not. Filtering here covers both.
-    return [line for line in lines if line.seq > cursor.get(line.replica, 0)]
+        return archive.open(ref)
+    try:
+        return _live(_backend(attempt), ref)
+    except BackendError as exc:
+        raise _unavailable(attempt, "logs", exc) from exc
+
+
+def _live(backend: Backend, ref: JobRef) -> LogSource:
+    if isinstance(backend, _HasLogSource):
+        return backend.log_source(ref)
+    return _ForwardOnly(backend, ref)
+
+
+class _ForwardOnly:
+    """A backend read only from the start (``logs``: Kubernetes pods): every line passes, the page holds
+    only what it returns."""
+
+    def __init__(self, backend: Backend, ref: JobRef):
+        self.backend, self.ref = backend, ref
+
+    def page(self, limit: int, keep: Keep, after: Mapping[str, int]) -> LogPage:
+        return page_of(self.backend.logs(self.ref, follow=False, after=dict(after) or None), limit, keep, after)
+
+    def lines(self, keep: Keep, after: Mapping[str, int]) -> Iterator[LogLine]:
+        lines = self.backend.logs(self.ref, follow=False, after=dict(after) or None)
+        return (line for line in lines if line.seq > after.get(line.replica, 0) and keep(line))
+
+
+@runtime_checkable
+class _HasLogSource(Protocol):
+    def log_source(self, ref: JobRef) -> LogSource: ...
+
+
+def _read(attempt: TaskRun, what: Callable[[LogSource], Any], empty: Any) -> Any:
+    source = _source(attempt)
+    if source is None:
+        return empty
+    try:
+        return what(source)
+    except BackendError as exc:
+        raise _unavailable(attempt, "logs", exc) from exc
+
+
+def read_page(attempt: TaskRun, limit: int, keep: LogFilter | None = None,
+              after: Mapping[str, int] | None = None) -> LogPage:
+    """The last ``limit`` lines ``keep`` keeps after the cursor (replica -> last seq seen), oldest first,
+    with every replica's last seq. Costs what it returns: files are read from their end (a search reads
+    back until it has found ``limit`` lines, holding no more)."""
+    cursor = dict(after or {})
+    return _read(attempt, lambda source: source.page(limit, keep or LogFilter(), cursor), LogPage([], cursor))
+
+
+def stream_lines(attempt: TaskRun, keep: LogFilter | None = None) -> Iterator[LogLine]:
+    """Every line ``keep`` keeps, oldest first, read as it is consumed (a download): the source is found
+    now, its lines are read later (the iterator needs neither the request nor the database)."""
+    return _read(attempt, lambda source: source.lines(keep or LogFilter(), {}), iter(()))
+
+
+def read_lines(attempt: TaskRun, after: Mapping[str, int] | None = None) -> list[LogLine]:
+    """Every replica's lines after the cursor, oldest first, as one list (the in-process CLI's whole log)."""
+    cursor = dict(after or {})
+    return _read(attempt, lambda source: list(source.lines(LogFilter(), cursor)), [])
 
 
 class LogTail:
     """New lines of one attempt on each read, for followers that poll (event streams, the CLI).
 
-    The cursor advances over every line read, kept by the filter or not, so a filter never
-    makes lines come back on the next read; `cursor` is what a reconnecting client resumes from.
+    Each read returns the last ``limit`` kept lines written since the previous one (with no limit, all of
+    them); the cursor advances to the end of the log, past lines the filter or the limit left out, so they
+    never come back on the next read; ``cursor`` is what a reconnecting client resumes from.
     """
 
-    def __init__(self, after: Mapping[str, int] | None = None, keep: LogFilter | None = None):
+    def __init__(self, after: Mapping[str, int] | None = None, keep: LogFilter | None = None,
+                 limit: int | None = None):
         self.cursor: dict[str, int] = dict(after or {})
         self.keep = keep or LogFilter()
+        self.limit = limit
 
     def read(self, attempt: TaskRun) -> list[LogLine]:
+        if self.limit is not None:
+            page = read_page(attempt, self.limit, self.keep, self.cursor)
+            self.cursor = page.cursor
+            return page.lines
         lines = read_lines(attempt, self.cursor)
         for line in lines:
             self.cursor[line.replica] = max(self.cursor.get(line.replica, 0), line.seq)
         return [line for line in lines if self.keep(line)]
 
 
-def read_notebook_lines(nb: Notebook) -> list[LogLine]:
-    """A notebook's JupyterLab log: live while it runs, the archive of its last attempt once stopped."""
+def read_notebook_lines(nb: Notebook, limit: int) -> LogPage:
+    """The last lines of a notebook's JupyterLab log: live while it runs, the archive of its last attempt
+    once stopped."""
     job = nb.job or {}
     if not (job.get("ref") or job.get("last")):
-        return []
+        return LogPage([], {})
     ref, archive = JobRef.from_dict(job.get("ref") or job["last"]), log_archive()
-    if not job.get("ref") and archive.exists(ref):
-        return archive.read(ref)
     try:
-        return list(backend_for_group(nb.resource_group_id).logs(ref, follow=False))
+        if not job.get("ref") and archive.exists(ref):
+            return archive.open(ref).page(limit, LogFilter(), {})
+        return _live(backend_for_group(nb.resource_group_id), ref).page(limit, LogFilter(), {})
     except BackendError as exc:
         raise DomainError(f"logs of notebook {nb.name} unavailable: {exc}", kind=Kind.UNAVAILABLE) from exc
 

@@ -159,8 +159,8 @@ class NotebookApi(ResourceApi):
 
         nb = self.load(pk)
         limit = bounded_int(query_args({"limit"}), "limit", 1000, 1, MAX_LOG_LINES)
-        lines = read_notebook_lines(nb)
-        return jsonify(replicas=sorted({ln.replica for ln in lines}), items=[line_json(ln) for ln in lines][-limit:])
+        page = read_notebook_lines(nb, limit)
+        return jsonify(replicas=page.replicas, items=[line_json(ln) for ln in page.lines])
 
     @route("/authz", summary="The notebook proxy's member check: may the caller open this notebook path?",
            query={"path": "/notebook/<project>/<name>/..."}, response=AUTHZ)

@@ -289,17 +289,16 @@ def format_cursor(after: dict[str, int]) -> str:
     return ",".join(f"{replica}:{seq}" for replica, seq in sorted(after.items()))
 
 
-def log_events(attempt_id: int, keep: LogFilter, after: dict[str, int], first_limit: int) -> Iterator[str]:
+def log_events(attempt_id: int, keep: LogFilter, after: dict[str, int], limit: int) -> Iterator[str]:
     """`lines` events with new log lines (filtered by keep); `end` when the attempt has finished.
 
-    The event id is the tail's cursor, which advances over every line read, kept or not, so a
-    filter never makes lines come back on reconnect.
+    Each poll sends at most the last ``limit`` new lines (a reconnect or a huge log starts from its tail,
+    read from the end of the files). The event id is the tail's cursor, which advances over every line
+    written, sent or not, so a filter never makes lines come back on reconnect.
     """
-    tail = LogTail(after, keep)
-    first = True
+    tail = LogTail(after, keep, limit)
 
     def step() -> tuple[list[str], bool]:
-        nonlocal first
         attempt = db.session.get(TaskRun, attempt_id, populate_existing=True)
         if attempt is None:
             return [event("end", {"reason": "deleted"})], True
@@ -308,9 +307,6 @@ def log_events(attempt_id: int, keep: LogFilter, after: dict[str, int], first_li
             kept = tail.read(attempt)
         except DomainError as exc:  # e.g. the cluster is unreachable: say so, keep polling
             return [event("problem", {"state": state, "message": exc.message})], False
-        if first:
-            kept = kept[-first_limit:]  # a reconnect or a huge log starts from its tail
-            first = False
         events = []
         if kept:
             events.append(event("lines", {"state": state, "items": [line_json(ln) for ln in kept]},

@@ -7,7 +7,7 @@ so submitting twice adopts what exists instead of creating anything new.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -140,6 +140,8 @@ class Backend(Protocol):
 
 
 class LogArchive(Protocol):
-    def write(self, ref: JobRef, lines: list[LogLine]) -> None: ...
+    def write(self, ref: JobRef, lines: Iterable[LogLine], *, keep_lines: bool = False) -> None:
+        """Keep ``lines`` (consumed as they come), within the log caps; with ``keep_lines`` an archive with
+        lines is not replaced by an empty one."""
 
     def read(self, ref: JobRef) -> list[LogLine]: ...

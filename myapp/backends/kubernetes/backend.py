@@ -433,12 +433,10 @@ class KubernetesBackend(Backend):
         return outputs_mod.fetch_chunk(self, namespace, task_run_id, relative_dir, path, index, length, purpose)
 
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
-        """Archive every pod's full log, then delete every submitted object and leftover pod.
-        Idempotent: objects already gone are fine, and an existing archive is never replaced
-        by an empty one once the pods are gone."""
-        lines = list(self.logs(ref))
-        if lines or not archive.read(ref):
-            archive.write(ref, lines)
+        """Archive every pod's log (streamed into the archive, which keeps it within the log caps), then
+        delete every submitted object and leftover pod. Idempotent: objects already gone are fine, and an
+        existing archive is never replaced by an empty one once the pods are gone."""
+        archive.write(ref, self.logs(ref), keep_lines=True)
         for obj in reversed(ref.objects):
             if (obj.kind, obj.name) == ("PersistentVolumeClaim", OUTPUTS_VOLUME):
                 continue  # the project's outputs volume: every run's outputs, not this attempt's alone

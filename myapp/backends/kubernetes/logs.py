@@ -26,11 +26,13 @@ from typing import Any, Protocol
 import urllib3
 
 from ..base import BackendError, JobRef, LogLine
+from ..logcaps import LineSplitter, LogLimits
 from .adapters import SIDECARS, replica_name
 from .retry import KubeApiError
 
 _TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2}) ?")
 CLOCK_SKEW = 5  # seconds of slack added to sinceSeconds on reconnect
+STAMP_ROOM = 40  # the kubelet's RFC3339Nano timestamp before each line, beyond the line cap
 STREAM_ERRORS = (urllib3.exceptions.HTTPError, OSError, ValueError)
 
 
@@ -46,16 +48,17 @@ def parse_line(raw: str) -> tuple[int | None, str]:
     return (seconds - offset) * 1_000_000_000 + nanos, raw[match.end():]
 
 
-def iter_lines(response: Any) -> Iterator[str]:
-    """Complete lines of a streamed response; a trailing partial line only at a clean end."""
-    buffer = b""
+def iter_lines(response: Any, max_line: int | None = None) -> Iterator[str]:
+    """Complete lines of a streamed response; a trailing partial line only at a clean end. A line beyond the
+    line cap (``MYAPP_LOG_MAX_LINE``, plus its timestamp) keeps its start and says what it lost: a pod's 50 MB
+    line costs no more memory than a short one."""
+    splitter = LineSplitter((max_line or LogLimits.from_env().max_line) + STAMP_ROOM)
     for chunk in response.stream(amt=None, decode_content=False):
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in lines:
-            yield line.decode("utf-8", errors="replace")
-    if buffer:
-        yield buffer.decode("utf-8", errors="replace")
+        for line in splitter.feed(chunk):
+            yield line.decode()
+    last = splitter.end()
+    if last is not None:
+        yield last.decode()
 
 
 def split_lines(text: str) -> list[str]:
@@ -174,14 +177,41 @@ def read_all(source: PodLogSource, namespace: str, target: Target,
 
 def snapshot(source: PodLogSource, ref: JobRef, after: dict[str, int],
              tail: tuple[int, int] | None = None) -> Iterator[LogLine]:
-    """Every pod's current log (or its tail: read_all), read in parallel, merged by timestamp."""
+    """Every pod's current log merged by timestamp, each streamed as it is consumed (or, with ``tail``, its
+    last (lines, bytes): read_all, in parallel)."""
     wanted = targets(source.list_pods(ref))
     if not wanted:
         return iter(())
+    if tail is None:
+        return heapq.merge(*(streamed(source, ref.namespace, t, after.get(t.replica, 0)) for t in wanted),
+                           key=lambda line: line.timestamp)
     with ThreadPoolExecutor(max_workers=min(8, len(wanted)), thread_name_prefix="k8s-log") as pool:
         per_target = list(pool.map(lambda t: read_all(source, ref.namespace, t, tail), wanted))
     streams = [[line for line in lines if line.seq > after.get(line.replica, 0)] for lines in per_target]
     return heapq.merge(*streams, key=lambda line: line.timestamp)
+
+
+def streamed(source: PodLogSource, namespace: str, target: Target, after: int) -> Iterator[LogLine]:
+    """One container's current log after seq ``after``, read as it is consumed (none if it has not started
+    or is gone)."""
+    try:
+        response = source.open_container_log(namespace, target.pod, target.container, follow=False)
+    except KubeApiError as error:
+        if error.status == 404 or _waiting(error):
+            return
+        raise
+    whole = False
+    try:
+        for seq, text, ts in _Cursor().lines(iter_lines(response), resumed=False):
+            if seq > after:
+                yield LogLine(target.replica, seq, text, ts)
+        whole = True
+    except STREAM_ERRORS as exc:
+        raise BackendError(f"reading the log of pod {target.pod}: {exc}") from exc
+    finally:
+        if not whole:
+            response.close()
+        response.release_conn()
 
 
 class _Reader(threading.Thread):

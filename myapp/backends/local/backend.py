@@ -46,9 +46,9 @@ from ..base import (
     PermanentBackendError,
     Status,
 )
-from . import events, sandbox
+from ..logrecords import LogSource
+from . import events, logfiles, sandbox
 from .gpu import GpuDevice, GpuPool, nvml_devices
-from .logfiles import LogCursor
 from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, VOLUME_KINDS, Planner, Settings
 from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
 
@@ -181,25 +181,13 @@ class LocalBackend:
 
     def logs(self, ref: JobRef, follow: bool = False, after: dict[str, int] | None = None) -> Iterator[LogLine]:
         spec = self._spec(ref)
-        after = dict(after or {})
         logs_dir = self._meta(ref) / "logs"
-        cursors = [LogCursor(r["name"], logs_dir / f"{r['name']}.log", after.get(r["name"], 0))
-                   for r in spec["replicas"]]
-        try:
-            while True:
-                # Read the state first: once it is terminal the supervisor has flushed every line,
-                # so the read below is complete and the follower can stop.
-                done = not follow or self._finished(ref)
-                batch = [line for cursor in cursors for line in cursor.read()]
-                batch.sort(key=lambda line: line.timestamp)
-                yield from batch
-                if done:
-                    return
-                if not batch:
-                    time.sleep(self.poll_interval)
-        finally:
-            for cursor in cursors:
-                cursor.close()
+        files = {r["name"]: logs_dir / f"{r['name']}.log" for r in spec["replicas"]}
+        return logfiles.follow(files, dict(after or {}), follow, lambda: self._finished(ref), self.poll_interval)
+
+    def log_source(self, ref: JobRef) -> LogSource:
+        """The live log read from its end (the last lines) or from a seq, bounded by what is read."""
+        return logfiles.replica_files(self._meta(ref) / "logs", [r["name"] for r in self._spec(ref)["replicas"]])
 
     def metrics(self, ref: JobRef, since: float | None = None) -> list[MetricSample]:
         self._spec(ref)
@@ -267,7 +255,7 @@ class LocalBackend:
                 supervisor.wait(timeout=10)
             except Exception:  # psutil.TimeoutExpired: remove anyway
                 pass
-        archive.write(ref, list(self.logs(ref)))
+        archive.write(ref, self.logs(ref))  # streamed: the worker never holds the whole log
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
         with contextlib.suppress(FileNotFoundError), Folder.open(self.workdir / ref.namespace) as jobs:
             jobs.remove_tree(ref.job_name)  # the attempt's folder is the job's: by descriptor

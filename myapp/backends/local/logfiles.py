@@ -1,33 +1,39 @@
-"""Replica log files: one append-only file per replica, one line per output line.
+"""Replica log files: one append-only file per replica, one record per output line (``logcaps``).
 
-Format: ``<unix time with µs> <o|e> <text>\\n`` (o = stdout, e = stderr). The supervisor is the
-only writer and writes whole lines; a line's seq is its 1-based line number in the file, so
-seq numbers are stable across readers and restarts of the reader.
+The supervisor is the only writer and writes whole records; each starts with its seq, the line's number
+in the replica's output, so seqs are stable across readers, restarts of the reader and the cut at the
+cap. Readers (``logrecords``) read the last lines from the end and resume from a seq by bisection.
 """
 from __future__ import annotations
 
+import heapq
 import os
 import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from ..base import LogLine
-
-MAX_LINE = 64 * 1024  # a longer line without newline is cut into pieces of this size
+from ..logcaps import ARCHIVE_ROOM, Capper, LineSplitter, LogLimits
+from ..logrecords import ReplicaFile, ReplicaFiles
 
 
 class ReplicaLog:
-    """Writer side, used by the supervisor's pump thread."""
+    """Writer side, used by the supervisor's pump thread: lines cut to the line cap, the file kept
+    within the byte cap (``Capper``) less the room the archive's copy needs to stay uncut."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, limits: LogLimits | None = None):
         self.path = path
+        self.limits = limits or LogLimits.from_env()
         self._fh = open(path, "ab", buffering=0)  # noqa: SIM115 - lives as long as the job
-        self._partial: dict[int, bytes] = {}
+        self.seq = _last_seq(path)  # a supervisor started again on the same folder goes on numbering
+        self._split: dict[int, LineSplitter] = {}
         self._pending: list[bytes] = []
+        self._capper = Capper(self.limits, self._pending.append, room=ARCHIVE_ROOM)
+        self._capper.written = os.fstat(self._fh.fileno()).st_size
         self._lock = threading.Lock()
         self.last_stderr = ""
         self.last_stdout = ""
-        self.count = 0
         self.open_streams = 0  # pipes still being relayed (maintained by the pump)
 
     def streams(self, delta: int) -> None:
@@ -35,43 +41,27 @@ class ReplicaLog:
             self.open_streams += delta
 
     def feed(self, key: int, stream: str, data: bytes, ts: float) -> None:
-        buf = self._partial.pop(key, b"") + data
-        lines = buf.split(b"\n")
-        rest = lines.pop()
-        out = []
-        for line in lines:  # lines longer than MAX_LINE are cut in MAX_LINE pieces from their start
-            if len(line) <= MAX_LINE:
-                out.append(line)
-            else:
-                out.extend(line[i:i + MAX_LINE] for i in range(0, len(line), MAX_LINE))
-        while len(rest) > MAX_LINE:
-            out.append(rest[:MAX_LINE])
-            rest = rest[MAX_LINE:]
-        if rest:
-            self._partial[key] = rest
-        self._emit(out, stream, ts)
+        splitter = self._split.setdefault(key, LineSplitter(self.limits.max_line))
+        self._emit(splitter.feed(data), stream, ts)
 
     def eof(self, key: int, stream: str, ts: float) -> None:
-        rest = self._partial.pop(key, b"")
-        if rest:
+        splitter = self._split.pop(key, None)
+        rest = splitter.end() if splitter is not None else None
+        if rest is not None:
             self._emit([rest], stream, ts)
 
     def _emit(self, lines: list[bytes], stream: str, ts: float) -> None:
         if not lines:
             return
-        prefix = b"%.6f %s " % (ts, stream.encode())
         with self._lock:
             for line in lines:
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                self._pending.append(prefix + line + b"\n")
-                if line.strip():
-                    text = line.decode("utf-8", "replace").strip()
-                    if stream == "e":
-                        self.last_stderr = text
-                    else:
-                        self.last_stdout = text
-            self.count += len(lines)
+                self.seq += 1
+                self._capper.add(self.seq, ts, stream, line)
+            text = next((x for x in reversed(lines) if x.strip()), b"").decode().strip()
+            if text and stream == "e":
+                self.last_stderr = text
+            elif text:
+                self.last_stdout = text
 
     def flush(self) -> None:
         with self._lock:
@@ -87,49 +77,78 @@ class ReplicaLog:
         return self.last_stderr or self.last_stdout
 
     def close(self) -> None:
+        """The kept end of a cut log goes in now: the replica has ended."""
+        with self._lock:
+            self._capper.close()
         self.flush()
         self._fh.close()
 
 
-class LogCursor:
-    """Reader side: yields complete lines appended since the last call, with their seq."""
+def _last_seq(path: Path) -> int:
+    try:
+        existing = ReplicaFile("", path)
+    except FileNotFoundError:
+        return 0
+    try:
+        return existing.last_seq()
+    finally:
+        existing.close()
 
-    def __init__(self, replica: str, path: Path, after: int = 0):
+
+def replica_files(logs_dir: Path, replicas: list[str]) -> ReplicaFiles:
+    """A job's live log (a LogSource): ``<logs_dir>/<replica>.log`` per replica."""
+    return ReplicaFiles({name: logs_dir / f"{name}.log" for name in replicas})
+
+
+class LogCursor:
+    """Reader side for followers: complete lines appended since the last call, with their seq, at most
+    ``max_lines`` per call (a follower that cannot keep up never holds more)."""
+
+    def __init__(self, replica: str, path: Path, after: int = 0, max_lines: int = 10_000):
         self.replica = replica
         self.path = path
-        self.seq = 0  # lines consumed so far (= seq of the last line read)
-        self.after = after
-        self._offset = 0
-        self._fh: BinaryIO | None = None
+        self.seq = after  # the last seq read
+        self.max_lines = max_lines
 
     def read(self) -> list[LogLine]:
-        if self._fh is None:
-            try:
-                self._fh = open(self.path, "rb")  # noqa: SIM115 - closed in close()
-            except FileNotFoundError:
-                return []
-        self._fh.seek(self._offset)
-        data = self._fh.read()
-        end = data.rfind(b"\n")
-        if end < 0:
+        try:
+            source = ReplicaFile(self.replica, self.path)
+        except FileNotFoundError:
             return []
-        data = data[:end + 1]
-        self._offset += len(data)
-        out = []
-        for raw in data.split(b"\n")[:-1]:
-            self.seq += 1
-            if self.seq <= self.after:
-                continue
-            ts, _, rest = raw.partition(b" ")
-            _, _, text = rest.partition(b" ")
-            try:
-                stamp = float(ts)
-            except ValueError:
-                stamp = 0.0
-            out.append(LogLine(self.replica, self.seq, text.decode("utf-8", "replace"), stamp))
+        try:
+            out = []
+            for line in source.forward(self.seq):
+                out.append(line)
+                if len(out) >= self.max_lines:
+                    break
+        finally:
+            source.close()
+        if out:
+            self.seq = out[-1].seq
         return out
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        """Nothing is held open between reads."""
+
+
+def follow(files: Mapping[str, Path], after: Mapping[str, int], follow: bool, finished: Callable[[], bool],
+           poll_interval: float) -> Iterator[LogLine]:
+    """Every replica's lines after ``after``, merged by time: a whole read (each file streamed) or, with
+    ``follow``, batches as they are written until ``finished`` and every line has been read."""
+    if not follow:
+        yield from ReplicaFiles(files).lines(lambda line: True, after)
+        return
+    cursors = [LogCursor(replica, path, after.get(replica, 0)) for replica, path in files.items()]
+    while True:
+        # Read the state first: once it is terminal the supervisor has written every line, so reads
+        # until one comes back short are complete and the follower can stop.
+        done = finished()
+        while True:
+            batches = [cursor.read() for cursor in cursors]
+            yield from heapq.merge(*batches, key=lambda line: line.timestamp)
+            if not any(len(batch) >= cursor.max_lines for batch, cursor in zip(batches, cursors, strict=True)):
+                break
+        if done:
+            return
+        if not any(batches):
+            time.sleep(poll_interval)

@@ -51,7 +51,9 @@ JOB_USER = "myapp-job"  # the passwd name of a project uid inside its sandbox
 # What a job gets instead of the platform's HOME and TMPDIR: private, empty, per replica.
 JOB_HOME = "/tmp"
 # The supervisor's environment: what Python, psutil and NVML need, none of the platform's settings.
-SUPERVISOR_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME")
+# The log caps (backends/logcaps.py) reach the supervisor, which applies them as it writes.
+SUPERVISOR_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME",
+                  "MYAPP_LOG_MAX_BYTES_PER_REPLICA", "MYAPP_LOG_MAX_LINE")
 
 UID, USERNS, NONE, UNAVAILABLE = "uid", "userns", "none", "unavailable"
 

@@ -65,10 +65,10 @@ def test_cleanup_archives_every_pod_log_before_deleting(double, k8s_backend, tmp
     writes = []
 
     class Watching(FileLogArchive):
-        def write(self, ref_, lines):
+        def write(self, ref_, lines, **kwargs):
             writes.append({"pods": len(double.list("v1", "Pod", NS)),
                            "job": double.get(*PYTORCH, NS, ref_.primary.name) is not None})
-            super().write(ref_, lines)
+            super().write(ref_, lines, **kwargs)
 
     k8s_backend.cleanup(ref, Watching(tmp_path))
     assert writes == [{"pods": 3, "job": True}]  # archived while everything still existed
@@ -86,7 +86,7 @@ def test_cleanup_does_not_delete_when_the_logs_cannot_be_archived(double, k8s_ba
     ref = k8s_backend.submit(manifests("python"))
     double.add_pod(NS, "train-42-1-abcde", {"myapp.io/job-name": ref.job_name})
     double.inject_fault("GET", r"/log$", status=500, times=10)
-    with pytest.raises(BackendError, match="read log"):
+    with pytest.raises(BackendError, match="open log"):
         k8s_backend.cleanup(ref, FileLogArchive(tmp_path))
     assert double.get("batch/v1", "Job", NS, ref.primary.name) is not None
 

@@ -88,7 +88,7 @@ def test_a_pod_that_has_not_started_has_no_log_yet(double, k8s_backend, job):
 def test_read_errors_surface_after_retries(double, k8s_backend, job):
     add_pod(double, job, "master-0")
     double.inject_fault("GET", r"/log$", status=500, times=10)
-    with pytest.raises(BackendError, match=r"read log of pod train-42-1-master-0: 500"):
+    with pytest.raises(BackendError, match=r"open log of pod train-42-1-master-0: 500"):
         list(k8s_backend.logs(job))
 
 

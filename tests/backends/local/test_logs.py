@@ -92,8 +92,40 @@ def test_partial_and_long_lines_and_restarts_append(backend):
     ref = backend.submit(render_template("python", {"script": script, "backoff_limit": 1}))
     assert finished(backend, ref).state is JobState.SUCCEEDED
     lines = list(backend.logs(ref))
-    assert [len(x.line) for x in lines] == [65536, 70000 - 65536, 17] * 2
-    assert lines[2].line == "no newline at end" and [x.seq for x in lines] == [1, 2, 3, 4, 5, 6]
+    cut = "x" * 16384 + f" …[line cut: {70000 - 16384} bytes dropped]"  # MYAPP_LOG_MAX_LINE's default
+    assert [x.line for x in lines] == [cut, "no newline at end"] * 2
+    assert [x.seq for x in lines] == [1, 2, 3, 4]
+
+
+# 20,000 short lines, one 5 MB line, 20,000 more and a last word (one stream: their order is the file's).
+FLOOD = """
+import sys
+for i in range(20000):
+    print(f'line {i}')
+sys.stdout.write('h' * 5_000_000 + '\\n')
+for i in range(20000):
+    print(f'more {i}')
+print('last words', flush=True)
+"""
+
+
+def test_the_supervisor_keeps_a_replica_log_within_its_caps(backends, monkeypatch):
+    """The caps reach the supervisor from the platform's environment; the file stays under the cap, says
+    where it was cut, keeps its end, and every line keeps the seq it was printed with."""
+    monkeypatch.setenv("MYAPP_LOG_MAX_BYTES_PER_REPLICA", str(256 * 1024))
+    monkeypatch.setenv("MYAPP_LOG_MAX_LINE", "2048")
+    backend = backends()
+    ref = backend.submit(render_template("python", {"script": FLOOD}))
+    assert finished(backend, ref).state is JobState.SUCCEEDED
+    (path,) = (backend.job_dir(ref) / ".myapp" / "logs").iterdir()
+    assert path.stat().st_size <= 256 * 1024
+    lines = list(backend.logs(ref))
+    assert lines[0].line == "line 0" and lines[-1].line == "last words" and lines[-1].seq == 40002
+    marks = [x.line for x in lines if x.line.startswith("[log cut")]
+    assert len(marks) == 2 and "reached its cap of 262144 bytes" in marks[0] and "lines" in marks[1]
+    page = backend.log_source(ref).page(3, lambda line: True, {})
+    assert [(x.seq, x.line) for x in page.lines] == [(40000, "more 19998"), (40001, "more 19999"),
+                                                     (40002, "last words")]
 
 
 def test_logs_of_the_whole_job_after_a_new_backend_instance(backends):
