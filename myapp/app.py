@@ -131,7 +131,7 @@ def init_security(app: Flask) -> None:
     install(app.extensions["flask-jwt-extended"])  # run tokens are refused once their run has ended
     from .security import install_request_auth
 
-    install_request_auth(app)  # Bearer tokens alone, login limits and lockout, server-side sessions
+    install_request_auth(app)  # Bearer tokens alone, sign-in limits, server-side sessions
 
 
 def init_api(app: Flask) -> None:

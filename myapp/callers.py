@@ -5,7 +5,7 @@ from SQL cost two queries and a few ORM objects per request.
 A kept snapshot is used only while its generation is the current one: a value per user (and one for
 everyone) in `myapp.generations` (Redis, or a file mapped into every process when embedded), which every
 process reads on each request. A commit that changed a user row (roles, groups,
-active, password, login stats), a token cut-off (password change or reset, lockout) or any role or group
+active, password, login stats), a token cut-off (password change or reset) or any role or group
 sets a new generation right after it commits (`_publish`), so no process uses the old snapshot for its
 next request. A snapshot is loaded only after its generation was read, so one loaded before a change is
 always filed under the older generation. MAX_AGE bounds a snapshot's life even if a generation were lost.

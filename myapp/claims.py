@@ -5,5 +5,5 @@ without importing one another)."""
 RUN_CLAIM = "myapp_run"
 PROJECT_CLAIM = "myapp_project"
 # When a JWT was issued, to the microsecond (`iat` is whole seconds): tokens issued before their user's
-# password change or lockout are refused (myapp.logins.token_revoked), those issued after are not.
+# password change or reset are refused (myapp.logins.token_revoked), those issued after are not.
 ISSUED_CLAIM = "myapp_iat"

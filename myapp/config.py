@@ -139,19 +139,26 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_SECURE": secure_cookies,
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
-        # Sign-in limits (myapp/logins.py): attempts per client address and per account name (Flask-Limiter
-        # engine `limits`: Redis when configured, else a file every web process of this machine shares,
-        # myapp/shared_limits.py), lockout after failed passwords (SQL).
+        # Sign-in limits: attempts per client address (myapp/logins.py; Flask-Limiter's engine `limits`: Redis
+        # when configured, else a file every web process of this machine shares, myapp/shared_limits.py), and
+        # backoff per (account, address) with a ceiling per account on new addresses (myapp/login_limits.py, SQL).
         "MYAPP_SHARED_LIMITS_FILE": None if redis_url else str(folder / "limits.sqlite"),
         "RATELIMIT_STORAGE_URI": redis_url or f"myappsqlite://{folder / 'limits.sqlite'}",
         # Reverse proxies in front of the web (myapp/proxies.py): a count of hops or their addresses; only
         # then is X-Forwarded-For believed for the client address (login limits, access log).
         "MYAPP_TRUSTED_PROXIES": os.environ.get("MYAPP_TRUSTED_PROXIES", ""),
         "MYAPP_LOGIN_RATE_PER_IP": os.environ.get("MYAPP_LOGIN_RATE_PER_IP", "300 per minute"),
-        "MYAPP_LOGIN_RATE_PER_NAME": os.environ.get("MYAPP_LOGIN_RATE_PER_NAME", "30 per minute"),
-        "MYAPP_LOCKOUT_FAILURES": int(os.environ.get("MYAPP_LOCKOUT_FAILURES", "5")),
-        "MYAPP_LOCKOUT_WINDOW": float(os.environ.get("MYAPP_LOCKOUT_WINDOW", "900")),
-        "MYAPP_LOCKOUT_SECONDS": float(os.environ.get("MYAPP_LOCKOUT_SECONDS", "900")),
+        # Failed passwords free per (account, address) streak, then a wait doubling from SECONDS up to
+        # MAX_SECONDS; a streak is forgotten RESET_SECONDS after its last failure.
+        "MYAPP_LOGIN_BACKOFF_FREE": int(os.environ.get("MYAPP_LOGIN_BACKOFF_FREE", "3")),
+        "MYAPP_LOGIN_BACKOFF_SECONDS": float(os.environ.get("MYAPP_LOGIN_BACKOFF_SECONDS", "1")),
+        "MYAPP_LOGIN_BACKOFF_MAX_SECONDS": float(os.environ.get("MYAPP_LOGIN_BACKOFF_MAX_SECONDS", "900")),
+        "MYAPP_LOGIN_BACKOFF_RESET_SECONDS": float(os.environ.get("MYAPP_LOGIN_BACKOFF_RESET_SECONDS", "86400")),
+        # Per account, attempts from addresses it never signed in from: BURST at once, then one per SECONDS;
+        # an address it signed in from within KNOWN_ADDRESS_DAYS is exempt.
+        "MYAPP_LOGIN_NEW_ADDRESS_BURST": int(os.environ.get("MYAPP_LOGIN_NEW_ADDRESS_BURST", "10")),
+        "MYAPP_LOGIN_NEW_ADDRESS_SECONDS": float(os.environ.get("MYAPP_LOGIN_NEW_ADDRESS_SECONDS", "60")),
+        "MYAPP_LOGIN_KNOWN_ADDRESS_DAYS": float(os.environ.get("MYAPP_LOGIN_KNOWN_ADDRESS_DAYS", "30")),
         # A browser session ends after this long even if never logged out (its server-side row expires).
         "MYAPP_SESSION_HOURS": float(os.environ.get("MYAPP_SESSION_HOURS", "24")),
         # Server-sent event streams open at once (myapp/api/streams.py): per user, and per web process

@@ -189,7 +189,7 @@ def install(jwt: JWTManager) -> None:
 
     @jwt.token_in_blocklist_loader
     def _revoked(_header: dict, payload: dict) -> bool:
-        if RUN_CLAIM not in payload:  # a person's token: refused if issued before a password change or lockout
+        if RUN_CLAIM not in payload:  # a person's token: refused if issued before a password change
             from .logins import token_revoked
 
             g._myapp_token_revoked = token_revoked(payload)

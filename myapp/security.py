@@ -16,7 +16,7 @@ from flask_jwt_extended import JWTManager, get_current_user, get_jwt, verify_jwt
 from .callers import caller, is_kept
 from .callers import install as install_callers
 from .claims import ISSUED_CLAIM, RUN_CLAIM
-from .logins import install, record_attempt, session_valid
+from .logins import PostLogoutAuthDBView, install, record_attempt, session_valid
 
 ADMIN_ROLE = "Admin"
 USER_ROLE = "User"
@@ -124,6 +124,7 @@ def install_request_auth(app: Flask) -> None:
 
 
 class PlatformSecurityManager(SecurityManager):
+    authdbview = PostLogoutAuthDBView  # FAB's form login; its logout only by POST with the CSRF token
     _builtin_answers: dict[tuple[str, str, str], bool]
 
     def __init__(self, appbuilder) -> None:
@@ -168,8 +169,8 @@ class PlatformSecurityManager(SecurityManager):
         return user
 
     def auth_user_db(self, username, password):
-        """FAB's password check, counted for the lockout (myapp.logins; the before-request hook has
-        already refused a locked account or too many attempts)."""
+        """FAB's password check, counted for the sign-in limits (myapp.login_limits; the before-request
+        hook has already refused an attempt beyond them)."""
         user = super().auth_user_db(username, password)
         if isinstance(username, str) and username.strip():
             record_attempt(username.strip(), user)

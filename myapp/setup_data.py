@@ -33,7 +33,7 @@ def ensure_admin() -> tuple[str, str | None]:
         return username, None
     given = os.environ.get("MYAPP_ADMIN_PASSWORD")
     if given:
-        check_password(given, username)  # the policy: FieldError naming `password`
+        check_password(given, username, email=f"{username}@localhost", names=("Platform", "Admin"))  # FieldError
     password = given or secrets.token_urlsafe(12)
     user = sm.add_user(username, "Platform", "Admin", f"{username}@localhost",
                        [sm.find_role(ADMIN_ROLE)], password=password)
@@ -43,7 +43,7 @@ def ensure_admin() -> tuple[str, str | None]:
 
 
 def create_user(username: str, password: str, admin: bool = False, email: str | None = None):
-    check_password(password, username)
+    check_password(password, username, email=email or f"{username}@localhost")
     sm = appbuilder.sm
     role = sm.find_role(ADMIN_ROLE if admin else USER_ROLE)
     user = sm.add_user(username, username, "-", email or f"{username}@localhost", [role], password=password)

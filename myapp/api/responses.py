@@ -235,7 +235,7 @@ FAB_BAD_REQUEST = {"description": "Bad request", "content": {"application/json":
 # limits (myapp/logins.py), and its menu is not granted to the User role (myapp/security.py).
 FAB_ANSWERS = {
     ("/api/v1/security/login", "post"): {"429": {
-        "description": "Too many sign-in attempts, or the account is locked (Retry-After)",
+        "description": "Too many sign-in attempts from this address, or for this account from it (Retry-After)",
         "content": {"application/json": {"schema": obj({"message": STRING, "retry_after": INTEGER})}}}},
     ("/api/v1/menu/", "get"): {"403": {"$ref": "#/components/responses/403"}},
 }
@@ -269,6 +269,14 @@ MEMBERS = component("MemberList", obj({"items": array(MEMBER)}))
 _GENERATED = {"generated_password": {**STRING, "description": "only when the server generated it; shown once"}}
 NEW_USER = component("NewUser", {"allOf": [ref("UserOut"), obj(_GENERATED, optional=_GENERATED)]})
 PASSWORD_CHANGED = component("PasswordChanged", obj({"message": STRING, **_GENERATED}, optional=_GENERATED))
+_WAIT = {**INTEGER, "description": "seconds until the next attempt is let through (0: now)"}
+LOGIN_LIMITS = component("LoginLimits", obj({  # myapp/login_limits.py state()
+    "addresses": array(obj({"address": STRING, "failures": {**INTEGER, "description": "in the current streak"},
+                            "retry_after": _WAIT})),
+    "new_addresses": obj({"attempts_left": INTEGER, "retry_after": _WAIT}),
+    "known_addresses": array(obj({"address": STRING, "last_login_at": {**STRING, "format": "date-time"},
+                                  "expires_at": {**STRING, "format": "date-time"}})),
+}))
 
 # ---- capacity (myapp/api/admin.py present_capacity, myapp/usage.py) -------------------------------------------
 CAPACITY_FIELDS = {

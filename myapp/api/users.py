@@ -10,7 +10,8 @@ A deactivated user cannot sign in (FAB's `auth_user_db` refuses inactive users, 
 session and `/api/v1/security/login`), and FAB's user loaders refuse them on every request, so
 their session cookie and JWTs stop working at once (a JWT answers 401). A password reset ends all
 of the user's sessions and JWTs (myapp.logins), but for the browser session of an admin resetting
-their own. An account locked after failed sign-ins is unlocked here.
+their own. Admins see an account's sign-in limits (myapp.login_limits: the addresses backing off, the
+budget for new addresses, the addresses it is known at) and clear them.
 """
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ import secrets
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app, jsonify, session
+from flask import current_app, g, jsonify, session
 from marshmallow import ValidationError, fields, validate, validates_schema
 from werkzeug.security import generate_password_hash
 
+from .. import login_limits
 from ..extensions import appbuilder, db
 from ..fields import StrictSchema
-from ..logins import SESSION_KEY, end_all_sessions, lift_lockout
+from ..logins import SESSION_KEY, end_all_sessions
 from ..models import User
 from ..passwords import MAX_LENGTH as PASSWORD_MAX_LENGTH
 from ..passwords import MIN_LENGTH as PASSWORD_MIN_LENGTH
@@ -33,7 +35,7 @@ from ..passwords import check_password
 from ..security import ADMIN_ROLE, USER_ROLE
 from .base import ResourceApi
 from .errors import FieldError
-from .responses import BOOLEAN, MESSAGE, NEW_USER, PASSWORD_CHANGED
+from .responses import BOOLEAN, LOGIN_LIMITS, NEW_USER, PASSWORD_CHANGED
 from .routing import json_body, route
 from .scope import current_user
 
@@ -95,13 +97,14 @@ def hash_password(password: str) -> str:
     )
 
 
-def chosen_password(data: dict[str, Any], username: str) -> tuple[str, str | None]:
+def chosen_password(data: dict[str, Any], username: str, email: str = "",
+                    names: tuple[str, ...] = ()) -> tuple[str, str | None]:
     """(the password, the same if the server generated it: to be shown once); a given one must meet
     the password policy (400 naming `password`)."""
     if data.get("generate_password"):
         generated = secrets.token_urlsafe(15)  # 20 characters
         return generated, generated
-    check_password(data["password"], username)
+    check_password(data["password"], username, email=email, names=names)
     return data["password"], None
 
 
@@ -117,7 +120,9 @@ class UserAccountApi(ResourceApi):
     scope = "admin"
     columns = ("id", "username", "first_name", "last_name", "email", "active", "last_login", "login_count",
                "created_on")
-    output_fields = {"active": BOOLEAN, "is_admin": BOOLEAN}
+    output_fields = {"active": BOOLEAN, "is_admin": BOOLEAN,
+                     "sign_in_limited": {**BOOLEAN, "description": "refused a sign-in somewhere right now: an "
+                                         "address backing off, or no attempt left from new addresses"}}
     filters = ("username", "active")
     orders = ("id", "username", "last_login")
     exclude_route_methods = {"delete"}  # users are deactivated, never deleted (their rows are referenced)
@@ -126,6 +131,9 @@ class UserAccountApi(ResourceApi):
         out = super().present(obj)
         out["active"] = bool(obj.active)
         out["is_admin"] = is_admin_user(obj)
+        if "_myapp_limited_users" not in g:  # one query per request, however many users it presents
+            g._myapp_limited_users = login_limits.limited_users()
+        out["sign_in_limited"] = obj.id in g._myapp_limited_users
         return out
 
     # ---- checks -------------------------------------------------------------------------------
@@ -159,7 +167,8 @@ class UserAccountApi(ResourceApi):
         data = UserCreateSchema().load(json_body())
         self._check_free("username", data["username"])
         self._check_free("email", data["email"])
-        password, generated = chosen_password(data, data["username"])
+        password, generated = chosen_password(data, data["username"], data["email"],
+                                              (data["first_name"], data.get("last_name", "")))
         sm = appbuilder.sm
         user = sm.add_user(data["username"], data["first_name"], data.get("last_name", ""), data["email"],
                            [sm.find_role(USER_ROLE)], hashed_password=hash_password(password), commit=False)
@@ -199,7 +208,8 @@ class UserAccountApi(ResourceApi):
            response=PASSWORD_CHANGED)
     def reset_password(self, pk: int):
         user = self.load(pk)
-        password, generated = chosen_password(PasswordResetSchema().load(json_body()), user.username)
+        password, generated = chosen_password(PasswordResetSchema().load(json_body()), user.username, user.email,
+                                              (user.first_name, user.last_name))
         user.password = hash_password(password)
         user.fail_login_count = 0
         # Whoever knew the old password is signed out everywhere; an admin changing their own keeps
@@ -213,9 +223,14 @@ class UserAccountApi(ResourceApi):
             out["generated_password"] = generated
         return jsonify(out)
 
-    @route("/<int:pk>/unlock", methods=("POST",), permission="write", response=MESSAGE,
-           summary="Lift the lockout of an account locked after too many failed sign-ins (admins)")
-    def unlock(self, pk: int):
+    @route("/<int:pk>/login_limits", summary="A user's sign-in limits: addresses backing off, attempts left "
+           "from new addresses, the addresses they signed in from (admins)", response=LOGIN_LIMITS)
+    def get_login_limits(self, pk: int):
+        return jsonify(login_limits.state(self.load(pk).id))
+
+    @route("/<int:pk>/login_limits", methods=("DELETE",), permission="write", response=LOGIN_LIMITS,
+           summary="Clear a user's sign-in limits: every address may try again now (admins); known addresses stay")
+    def clear_login_limits(self, pk: int):
         user = self.load(pk)
-        was_locked = lift_lockout(user.id)
-        return jsonify(message=f"{user.username} {'unlocked' if was_locked else 'was not locked'}")
+        login_limits.clear(user.id)
+        return jsonify(login_limits.state(user.id))

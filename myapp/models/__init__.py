@@ -6,7 +6,7 @@ from .catalog import Image, JobTemplate  # noqa: F401
 from .cluster import Cluster, ClusterKind, Quota, ResourceGroup, ServingEngine  # noqa: F401
 from .limits import PlatformSetting  # noqa: F401
 from .list_count import ListCount  # noqa: F401
-from .login import LoginFailure, LoginSession, TokenCutoff  # noqa: F401
+from .login import KnownAddress, LoginLimit, LoginSession, TokenCutoff  # noqa: F401
 from .pipeline import ConcurrencyPolicy, Edge, Pipeline, Task, TriggerRule  # noqa: F401
 from .project import Project, ProjectMember, ProjectRole  # noqa: F401
 from .run import PipelineRun, RunTrigger, TaskRun  # noqa: F401

@@ -1,4 +1,5 @@
-"""Login security state (myapp.logins): browser sessions, failed-login counts and lockouts, token cut-offs."""
+"""Login security state (myapp.logins, myapp.login_limits): browser sessions, token cut-offs, sign-in
+limits and the addresses each account signed in from."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,7 +13,7 @@ from .base import utcnow
 
 class LoginSession(Model):
     """One signed-in browser session. Flask's session cookie only carries this id: logout deletes the
-    row, so a copy of the cookie stops working; a password change or a lockout deletes all of a user's."""
+    row, so a copy of the cookie stops working; a password change deletes all of a user's."""
 
     __tablename__ = "login_session"
 
@@ -23,23 +24,43 @@ class LoginSession(Model):
     expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False, index=True)
 
 
-class LoginFailure(Model):
-    """Failed sign-ins of one account in the current window, and its lockout. Keyed by `user:<id>` for an
-    existing account, else by the lowercased name tried (so an unknown name locks the same way and the
-    answers never tell which names exist)."""
+class LoginLimit(Model):
+    """A sign-in limit in force, shared by every web process. Times are epoch seconds.
 
-    __tablename__ = "login_failure"
+    - `pair:<account>|<address>`: the failure streak of one account from one client address, and the
+      time that pair may try again (`until`; failures beyond the free ones back off, doubling);
+    - `account:<account>`: the budget of attempts from addresses the account never signed in from, as
+      the time that budget is next whole (`until`, a generic cell rate: `failures` unused).
+
+    `<account>` is `user:<id>` for an existing account, else the lowercased name tried, so unknown names
+    are limited alike and the answers never tell which names exist; `user_id` names the account (admins
+    see and clear its rows)."""
+
+    __tablename__ = "login_limit"
 
     key: Mapped[str] = mapped_column(sa.String(400), primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="CASCADE"), index=True)
+    address: Mapped[str | None] = mapped_column(sa.String(64))
     failures: Mapped[int] = mapped_column(sa.Integer, nullable=False, default=0)
-    window_ends_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False)
-    locked_until: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
-    # When the row means nothing any more (window over, lock over): swept on the next failure.
-    expires_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False, index=True)
+    until: Mapped[float] = mapped_column(sa.Float, nullable=False)
+    # When the row means nothing any more: swept on a later failure.
+    expires_at: Mapped[float] = mapped_column(sa.Float, nullable=False, index=True)
+
+
+class KnownAddress(Model):
+    """A client address an account signed in from (the right password), until `expires_at` (epoch
+    seconds, renewed by each sign-in): the per-account ceiling never applies to it."""
+
+    __tablename__ = "login_known_address"
+
+    user_id: Mapped[int] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="CASCADE"), primary_key=True)
+    address: Mapped[str] = mapped_column(sa.String(64), primary_key=True)
+    last_login_at: Mapped[float] = mapped_column(sa.Float, nullable=False)
+    expires_at: Mapped[float] = mapped_column(sa.Float, nullable=False, index=True)
 
 
 class TokenCutoff(Model):
-    """JWTs of this user issued before `not_before` are refused (a password change, reset or lockout)."""
+    """JWTs of this user issued before `not_before` are refused (a password change or reset)."""
 
     __tablename__ = "token_cutoff"
 

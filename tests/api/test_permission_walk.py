@@ -93,7 +93,8 @@ OWNER_WRITES = {"put /api/v1/image_build/project/{pk}/registry_credentials",
 # sends a message to the workers, which state() counts).
 NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
                  "post /api/v1/pipeline/{pk}/webhook_secret",  # reads the secret: a POST for developers only
-                 "post /api/v1/user/{pk}/unlock",  # the walk's users are not locked (tests/security locks one)
+                 # the walk's users have no sign-in limits (tests/security/test_login_limits.py clears some)
+                 "delete /api/v1/user/{pk}/login_limits",
                  "post /api/v1/scheduler/simulate"}  # a replay: answers figures, stores nothing
 # Body fields that reference another object, and what they reference.
 PROJECT_REFS = {"project_id": "project", "pipeline_id": "pipeline", "task_run_id": "task_run",

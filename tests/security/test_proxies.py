@@ -36,7 +36,6 @@ def proxies(app, monkeypatch):
 @pytest.fixture()
 def three_per_minute(app, monkeypatch):
     monkeypatch.setitem(app.config, "MYAPP_LOGIN_RATE_PER_IP", "3 per minute")
-    monkeypatch.setitem(app.config, "MYAPP_LOGIN_RATE_PER_NAME", "1000 per minute")
 
 
 def test_without_the_setting_x_forwarded_for_is_ignored(app, user, three_per_minute):
