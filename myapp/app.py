@@ -13,6 +13,7 @@ from werkzeug.routing import IntegerConverter
 from .config import build_config
 from .extensions import appbuilder, cache, csrf, db, generations
 from .plain_data import INT32_MAX
+from .request_body import BoundedRequest
 
 
 class Int64Converter(IntegerConverter):
@@ -29,6 +30,7 @@ class Int64Converter(IntegerConverter):
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
+    app.request_class = BoundedRequest  # a chunked body over the limit is 413, never read as a shorter one
     app.url_map.converters["int"] = Int64Converter  # before any route is added
     init_config(app, overrides)
     init_proxy(app)

@@ -11,8 +11,10 @@ from .me import MeApi
 from .notebooks import NotebookApi
 from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
 from .projects import ProjectApi
+from .registry import ModelVersionApi
 from .scheduler import SchedulerApi
-from .serving import InferenceServiceApi, ModelVersionApi, ServingProxyApi
+from .serving import InferenceServiceApi
+from .serving_proxy import ServingProxyApi
 from .users import UserAccountApi
 
 APIS = (

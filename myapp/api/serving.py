@@ -1,5 +1,5 @@
-"""Model registry and inference services (issue 15): the versions of a project's models, the services
-that serve them, and the stable URL ``/serving/<project>/<service>/...`` in front of each service.
+"""Inference services: the services that serve a project's model versions (the versions themselves are
+api/registry.py's, the stable URL ``/serving/<project>/<service>/...`` api/serving_proxy.py's).
 
 The web stores intent (the split, the shadow, replicas, deletion) and enqueues
 ``myapp.reconcile_service``; the worker's serving controller (myapp/serving/controller.py) makes it
@@ -7,229 +7,39 @@ so. Bad input answers 400/404 naming the field and changes nothing, so the traff
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlencode
 
 import sqlalchemy as sa
-from flask import current_app, jsonify, request
-from flask_appbuilder.api import BaseApi
+from flask import current_app, jsonify
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from .. import observation, outputs
+from .. import observation
 from ..errors import FieldError
 from ..extensions import db
 from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
 from ..models import (
     InferenceService,
-    ModelStage,
     ModelVersion,
-    PipelineRun,
     Project,
     ProjectRole,
     ResourceGroup,
     ServiceState,
-    TaskRun,
 )
-from ..plain_data import INT64_MAX, NonFinite, problem
-from ..serving import placement, prometheus, request_logs, storage, store
+from ..serving import placement, prometheus, request_logs, storage
 from ..serving import traffic as split
-from ..serving.router_client import RouterUnavailable, control, forward, router_token
+from ..serving.router_client import RouterUnavailable, control, router_token
 from . import pipelines
 from .base import Ref, ResourceApi, query_args
-from .errors import ApiError, NotFound
+from .errors import ApiError
 from .responses import INTEGER, MESSAGE, NUMBER, STRING, array, component, nullable, obj
 from .routing import json_body, on_commit, route
-from .scope import check_project
-
-FRAMEWORKS = ["sklearn", "pytorch", "torchscript", "onnx", "tensorflow", "xgboost", "custom"]
-DTYPES = ["float32", "float64", "int32", "int64", "string"]
 
 
 def release_services(items: list[dict[str, Any]]) -> None:
     """After a project's deletion: a worker stops each service's servers (myapp/serving/release.py)."""
     for item in items:
         pipelines.enqueue("myapp.serving_release", item)
-
-
-# ---- model versions ---------------------------------------------------------------------------------
-
-class SignatureSchema(StrictSchema):
-    shape = fields.List(fields.Integer(strict=True, allow_none=True, validate=validate.Range(1, 1_000_000)),
-                        validate=validate.Length(1, 8))
-    dtype = fields.String(validate=validate.OneOf(DTYPES))
-
-
-class ModelFileSchema(StrictSchema):
-    path = fields.String(required=True, validate=validate.Length(1, 1024))
-    size = Int(0, INT64_MAX)  # bytes, kept in JSON
-
-
-class ModelVersionSchema(StrictSchema):
-    project_id = Int(1, required=True)
-    name = DnsLabel(required=True)
-    version = Int(1)
-    uri = fields.String(required=True, validate=validate.Length(1, 2048))
-    framework = fields.String(validate=validate.OneOf(FRAMEWORKS))
-    metrics = fields.Dict(keys=fields.String(validate=validate.Length(1, 128)), values=fields.Float())
-    task_run_id = Int(1, allow_none=True)
-    stage = fields.String(validate=validate.OneOf([s.value for s in ModelStage]))
-    signature = fields.Nested(SignatureSchema)
-    files = fields.List(fields.Nested(ModelFileSchema), validate=validate.Length(0, 1000))
-    description = fields.String(validate=validate.Length(0, 2000))
-    image = fields.String(allow_none=True, validate=validate.Length(1, 512))
-
-
-class ModelUploadSchema(StrictSchema):
-    """The form of an upload (multipart/form-data): the file, and the version's fields as text
-    (metrics and signature as JSON)."""
-    project_id = Int(1, required=True)
-    name = DnsLabel(required=True)
-    framework = fields.String(validate=validate.OneOf(FRAMEWORKS))
-    metrics = fields.String()
-    signature = fields.String()
-    description = fields.String(validate=validate.Length(0, 2000))
-    file = fields.Raw(required=True, metadata={"type": "string", "format": "binary"})
-
-
-UPLOAD_TEXT = ("project_id", "name", "framework", "description")
-UPLOAD_JSON = ("metrics", "signature")
-
-
-def upload_fields() -> dict[str, Any]:
-    """The upload's form as ModelVersionSchema's input: JSON fields parsed (and bounded like any JSON
-    body), unknown fields refused, each error naming its field."""
-    unknown = sorted(set(request.form) - set(UPLOAD_TEXT) - set(UPLOAD_JSON))
-    if unknown or set(request.files) - {"file"}:
-        name = (unknown or sorted(set(request.files) - {"file"}))[0]
-        raise FieldError(name, "unknown field")
-    data: dict[str, Any] = {k: request.form[k] for k in UPLOAD_TEXT if k in request.form}
-    for name in UPLOAD_JSON:
-        if name not in request.form:
-            continue
-        try:
-            data[name] = json.loads(request.form[name], parse_constant=NonFinite)
-        except (ValueError, RecursionError):
-            raise FieldError(name, "is not valid JSON") from None
-    found = problem(data)
-    if found is not None:
-        raise FieldError(*found)
-    if "project_id" in data:
-        if not (data["project_id"].isascii() and data["project_id"].isdigit()):
-            raise FieldError("project_id", "must be an integer")
-        data["project_id"] = int(data["project_id"])
-    return data
-
-
-LINEAGE = {"run_id": nullable(INTEGER), "pipeline_id": nullable(INTEGER)}
-
-
-def _check_outputs_uri(uri: str, project_id: int) -> None:
-    """A model a task wrote to its outputs (``/myapp/outputs/<run>/<task>/<attempt>/<file>``, what an
-    output reference resolves to): a run of the version's own project, since its model server gets that
-    attempt's folder mounted from the project's outputs volume."""
-    try:
-        found = outputs.attempt_of(uri)
-    except outputs.OutputError as exc:
-        raise FieldError(exc.field, exc.reason) from None
-    if found is None:
-        return
-    run_project = db.session.scalar(sa.select(PipelineRun.project_id).where(PipelineRun.id == found[0]))
-    if run_project != project_id:
-        raise FieldError("uri", f"run {found[0]} is not a run of this project")
-
-
-class ModelVersionApi(ResourceApi):
-    resource_name = "model_version"
-    class_permission_name = "ModelVersion"
-    model = ModelVersion
-    schema = ModelVersionSchema
-    label = "model version"
-    parent = ("project_id", Project)
-    refs = {"task_run_id": Ref(TaskRun, "task run")}
-    filters = ("project_id", "name", "stage", "framework")
-    orders = ("id", "name", "version")
-    immutable = ("name", "version", "uri", "framework", "task_run_id")
-    output_fields = LINEAGE
-
-    def present(self, obj: Any) -> dict[str, Any]:
-        """The columns, and the lineage: the run (and its pipeline) whose task registered it."""
-        out = super().present(obj)
-        out["run_id"] = out["pipeline_id"] = None
-        if obj.task_run_id is not None:
-            row = db.session.execute(sa.select(TaskRun.pipeline_run_id, PipelineRun.pipeline_id)
-                                     .join(PipelineRun, PipelineRun.id == TaskRun.pipeline_run_id)
-                                     .where(TaskRun.id == obj.task_run_id)).first()
-            if row is not None:
-                out["run_id"], out["pipeline_id"] = row
-        return out
-
-    def before_save(self, obj: ModelVersion, data: dict, creating: bool) -> None:
-        if creating:
-            storage.check_uri(obj.uri)
-            _check_outputs_uri(obj.uri, obj.project_id)
-        if "stage" in data:
-            obj.stage = ModelStage(data["stage"])
-        if creating and obj.version is None:
-            latest = db.session.scalar(
-                sa.select(sa.func.max(ModelVersion.version)).filter_by(project_id=obj.project_id, name=obj.name)
-            )
-            obj.version = (latest or 0) + 1
-        if obj.stage == ModelStage.PRODUCTION and "stage" in data:
-            # One production version per model: the one it replaces is archived.
-            db.session.execute(sa.update(ModelVersion).where(
-                ModelVersion.project_id == obj.project_id, ModelVersion.name == obj.name,
-                ModelVersion.stage == ModelStage.PRODUCTION, ModelVersion.id != obj.id,
-            ).values(stage=ModelStage.ARCHIVED).execution_options(synchronize_session=False))
-
-    def create_blueprint(self, appbuilder: Any, *args: Any, **kwargs: Any) -> Any:
-        blueprint = super().create_blueprint(appbuilder, *args, **kwargs)
-        blueprint.before_request(self._upload_limit)
-        return blueprint
-
-    @staticmethod
-    def _upload_limit() -> None:
-        """An upload's body may be as large as a model file may be (every other body is bounded by
-        MAX_CONTENT_LENGTH); set before anything (the CSRF check) parses the form."""
-        if request.endpoint and request.endpoint.endswith(".upload"):
-            request.max_content_length = current_app.config["MYAPP_MAX_MODEL_BYTES"]
-
-    @route("/upload", methods=("POST",), permission="write", body=ModelUploadSchema, status=201, response="model",
-           summary="Upload a model file (multipart/form-data): stored in the project's model store, registered "
-                   "as the next version of the model")
-    def upload(self):
-        data = upload_fields()
-        upload = request.files.get("file")
-        if upload is None:
-            raise FieldError("file", "a file is required")
-        data = ModelVersionSchema().load({**data, "uri": "/"})  # uri: set below, once the file is kept
-        self.resolve_parent(data)  # a developer of the project, before anything is written
-        project = db.session.get(Project, data["project_id"])
-        path, size = store.save(upload.stream, project.namespace, data["name"], upload.filename or "",
-                                current_app.config["MYAPP_MAX_MODEL_BYTES"])
-        try:
-            obj = self.create({**data, "uri": str(path), "files": [{"path": path.name, "size": size}]})
-        except BaseException:
-            store.discard(path)
-            raise
-        return jsonify(self.present(obj)), 201
-
-    def _operation(self, path: str, spec: dict[str, Any], body_name: str | None,
-                   response: dict[str, Any] | None = None) -> dict[str, Any]:
-        operation = super()._operation(path, spec, body_name, response)
-        if path.endswith("/upload"):
-            operation["requestBody"]["content"] = {
-                "multipart/form-data": operation["requestBody"]["content"]["application/json"]}
-        return operation
-
-    def before_delete(self, obj: ModelVersion) -> None:
-        services = db.session.scalars(sa.select(InferenceService).where(
-            InferenceService.project_id == obj.project_id)).all()
-        using = [s.name for s in services if obj.id in split.wanted_versions(s.traffic, s.shadow_version_id)
-                 or s.model_version_id == obj.id]
-        if using:
-            raise ApiError(f"model version {obj.id} is served by {', '.join(sorted(using))}: change or delete "
-                           "those services first", status=409)
 
 
 # ---- inference services -----------------------------------------------------------------------------
@@ -483,57 +293,3 @@ class InferenceServiceApi(ResourceApi):
         shadow = obj.shadow_version_id if str(obj.shadow_version_id) not in obj.traffic else None
         number = db.session.get(ModelVersion, shadow).version if shadow else None
         return frozenset({f"v{number}"} if number is not None else set())
-
-
-# ---- the stable URL -----------------------------------------------------------------------------------
-
-PASSED_HEADERS = ("Content-Type", "Accept")
-
-
-class ServingProxyApi(BaseApi):
-    """``/serving/<project>/<service>/<path>``: any member of the project (a person's token or session,
-    or a run token of the project) reaches the service's router, which answers with
-    ``X-Model-Version``. Not in the OpenAPI spec (it is the model's API, not the platform's);
-    tests/serving/test_api.py walks its permissions."""
-
-    route_base = "/serving"
-    class_permission_name = "InferenceService"
-    allow_browser_login = True
-    csrf_exempt = True  # routing.check_csrf does it, for session callers only
-
-    def add_api_spec(self, api_spec: Any) -> None:
-        pass
-
-    @route("/<project>/<service>/", methods=("GET", "POST"), permission="read")
-    def root(self, project: str, service: str):
-        return self._forward(project, service, "")
-
-    @route("/<project>/<service>/<path:rest>", methods=("GET", "POST"), permission="read")
-    def path(self, project: str, service: str, rest: str):
-        return self._forward(project, service, rest)
-
-    def _forward(self, project_name: str, service_name: str, rest: str):
-        row = db.session.execute(sa.select(InferenceService.id, InferenceService.url, InferenceService.project_id)
-                                 .join(Project, Project.id == InferenceService.project_id)
-                                 .where(Project.name == project_name, InferenceService.name == service_name,
-                                        InferenceService.deleting.is_(False))).first()
-        missing = NotFound("inference service", f"{project_name}/{service_name}")
-        if row is None:
-            raise missing
-        check_project(row.project_id, ProjectRole.VIEWER, missing)
-        db.session.rollback()  # nothing to write: do not hold a transaction while the model answers
-        if not row.url or not row.url.startswith("http://"):
-            raise ApiError(f"inference service {service_name} is not answering yet", status=503)
-        headers = {h: request.headers[h] for h in PASSED_HEADERS if h in request.headers}
-        query = ("?" + request.query_string.decode("latin-1")) if request.query_string else ""
-        try:
-            answer = forward(row.url, router_token(current_app.config["SECRET_KEY"], row.id), request.method,
-                             f"/{rest}{query}", request.get_data(), headers)
-        except RouterUnavailable as exc:
-            raise ApiError(str(exc), status=503) from None
-        response = current_app.response_class(answer.data, status=answer.status,
-                                               content_type=answer.headers.get("Content-Type", "application/json"))
-        version = answer.headers.get("X-Model-Version")
-        if version:
-            response.headers["X-Model-Version"] = version
-        return response

@@ -131,3 +131,17 @@ def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, 
                                 FileLogArchive(tmp_path / "logs"))
     return {"owner": owner, "pid": project["id"], "namespace": namespace, "versions": versions,
             "controller": serving, "group": group, "cluster": cluster_id}
+
+
+def data_file(app: Any, project_id: int, name: str = "model.joblib", content: bytes = b"model") -> str:
+    """A file in the project's data folder (where a version's local uri may point), as a job would leave it."""
+    from myapp.backends.registry import local_workdir
+    from myapp.extensions import db
+    from myapp.models import Project
+
+    with app.app_context():
+        folder = local_workdir() / "data" / db.session.get(Project, project_id).namespace
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return str(path)
