@@ -120,6 +120,10 @@ def test_deploy_canary_promote_readopt_and_delete_leave_nothing_behind(app, setu
     assert versions_answering(owner, path, setup["images"], 5) == {"v1": 5}
     bad = owner.post(path, json={"instances": [[1, 2]]})
     assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == "instances[0]"
+    nested = owner.post(path, data=b'{"instances": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                        content_type="application/json")  # once a 502: the server's thread died parsing it
+    assert nested.status_code == 400 and nested.get_json()["errors"] == [
+        {"field": "instances", "reason": "is nested too deeply"}]
 
     owner.post(f"/api/v1/inference_service/{service_id}/canary", json={"version_id": second, "weight": 30})
     settle(app, controller(), service_id)
