@@ -61,7 +61,9 @@ setup(
     # The upstream CRD schemas rendering validates against (README there gives source and version).
     package_data={"myapp.rendering": ["crds/*.json", "crds/README.md"],
                   # the simulator page's sample trace (docs/scheduling.md)
-                  "myapp.scheduler.traces": ["*.csv", "README.md"]},
+                  "myapp.scheduler.traces": ["*.csv", "README.md"],
+                  # the page a notebook's origin answers when it cannot serve one (myapp/notebooks/notice.py)
+                  "myapp.notebooks": ["*.html"]},
     python_requires=">=3.11",
     install_requires=INSTALL_REQUIRES,
     extras_require={

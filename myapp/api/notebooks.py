@@ -1,13 +1,12 @@
-"""Notebooks: create, start, stop, delete (a worker acts: myapp/notebooks/lifecycle.py), and the
-member check the notebook proxy asks before every request (`GET /api/v1/notebook/authz`)."""
+"""Notebooks: create, start, stop, delete (a worker acts: myapp/notebooks/lifecycle.py). The member check
+the notebook proxy asks, and the hand-off into a notebook's origin, are myapp/notebook_gate.py's."""
 from __future__ import annotations
 
-import hmac
 import re
 from typing import Any
 
 import sqlalchemy as sa
-from flask import current_app, jsonify, request
+from flask import current_app, jsonify
 from marshmallow import fields, validate
 
 from .. import reconcile_requests
@@ -22,22 +21,20 @@ from ..models import (
     NotebookIntent,
     NotebookState,
     Project,
-    ProjectRole,
     Quota,
     ResourceGroup,
     ServiceState,
     utcnow,
 )
-from ..notebooks import derived_proxy_key
+from ..notebooks import derived_proxy_key, gate
 from ..notebooks import states as lifecycle
 from ..rendering import ArgumentError
-from ..rendering.kinds.notebook import url_prefix
 from ..rendering.quantity import parse_quantity, resolve_resources
 from .base import Ref, ResourceApi, bounded_int, query_args
-from .errors import ApiError, Forbidden, NotFound
-from .responses import INTEGER, STRING, TASK_LOGS, nullable, obj
+from .errors import ApiError
+from .responses import STRING, TASK_LOGS, nullable, obj
 from .routing import on_commit, route
-from .scope import check_project, current_user
+from .scope import current_user
 
 PROXY_HEADER = "X-Myapp-Notebook-Proxy"
 MAX_LOG_LINES = 10_000
@@ -45,7 +42,6 @@ PATH = re.compile(r"/notebook/(?P<project>[a-z0-9]([-a-z0-9]*[a-z0-9])?)/(?P<nam
 # Columns users see: the attempt's ref, the Jupyter token and the upstream address stay inside.
 COLUMNS = ("id", "project_id", "name", "image", "resources", "resource_group_id", "volume", "state", "reason",
            "desired", "url", "started_at", "last_activity_at", "created_by_id", "created_at", "updated_at")
-AUTHZ = obj({"upstream": STRING, "token": STRING, "prefix": STRING, "notebook_id": INTEGER})
 
 
 def proxy_key() -> str:
@@ -97,8 +93,9 @@ class NotebookApi(ResourceApi):
 
     def present(self, obj: Notebook) -> dict[str, Any]:
         out = super().present(obj)
-        if obj.url:  # where the browser opens it: the notebook proxy
-            out["url"] = current_app.config["MYAPP_NOTEBOOK_URL"] + obj.url
+        match = PATH.fullmatch(obj.url or "")
+        if match and obj.url:  # where the browser opens it: the notebook's own origin (myapp/notebooks/origins.py)
+            out["url"] = gate.origins().origin(match["project"], match["name"]) + obj.url
         return out
 
     def before_save(self, obj: Notebook, data: dict, creating: bool) -> None:
@@ -161,32 +158,6 @@ class NotebookApi(ResourceApi):
         limit = bounded_int(query_args({"limit"}), "limit", 1000, 1, MAX_LOG_LINES)
         page = read_notebook_lines(nb, limit)
         return jsonify(replicas=page.replicas, items=[line_json(ln) for ln in page.lines])
-
-    @route("/authz", summary="The notebook proxy's member check: may the caller open this notebook path?",
-           query={"path": "/notebook/<project>/<name>/..."}, response=AUTHZ)
-    def authz(self):
-        """For the notebook proxy only (it proves itself with a key): 200 with where the notebook
-        answers and its token when the caller is a developer of its project and it runs; 401 without
-        a session, 404 when the caller cannot see it, 403 for a viewer, 409 when it is not running."""
-        given = request.headers.get(PROXY_HEADER, "")
-        if not hmac.compare_digest(given.encode(), proxy_key().encode()):
-            raise Forbidden("only the notebook proxy may ask")
-        match = PATH.fullmatch(request.args.get("path", ""))
-        if match is None:
-            raise FieldError("path", "must be /notebook/<project>/<name>/...")
-        project = db.session.scalar(sa.select(Project).filter_by(name=match["project"]))
-        missing = NotFound("notebook", f"{match['project']}/{match['name']}")
-        if project is None:
-            raise missing
-        check_project(project.id, ProjectRole.DEVELOPER, missing)  # running code in it is a developer's right
-        nb = db.session.scalar(sa.select(Notebook).filter_by(project_id=project.id, name=match["name"]))
-        if nb is None:
-            raise missing
-        token = lifecycle.jupyter_token(nb)
-        if nb.state not in lifecycle.SERVING or not nb.upstream or not token:
-            raise ApiError(lifecycle.not_serving(nb), status=409)
-        return jsonify(upstream=nb.upstream, token=token, prefix=url_prefix(project.name, nb.name),
-                       notebook_id=nb.id)
 
 
 def check_image(image: str, project_id: int) -> None:

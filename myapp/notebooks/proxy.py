@@ -1,13 +1,20 @@
-"""The notebook proxy: `/notebook/<project>/<name>/...` to the notebook's JupyterLab, HTTP and websockets.
+"""The notebook proxy: each notebook's own origin (`<notebook>.<project>.<domain>`) to its JupyterLab,
+HTTP and websockets, routed by the request's Host (myapp/notebooks/origins.py).
 
 An asyncio server (aiohttp) beside the web app (gunicorn's gthread workers cannot hold websockets
-well), as Istio's gateway is on Kubernetes. Before every request it asks the platform, like an
-ext-authz call: `GET <web>/api/v1/notebook/authz?path=...` with the caller's cookies and
-Authorization header, proving itself with the proxy key. The platform answers 200 with the
-notebook's upstream address and Jupyter token (the caller is a developer of its project and it
-runs) or 401/403/404/409, which the proxy passes on: a non-member never reaches Jupyter. Allowed
-answers are cached for a few seconds per caller and notebook. The platform's own cookies and the
-caller's Authorization never reach Jupyter; the proxy adds `Authorization: token <token>`.
+well), as Istio's gateway is on Kubernetes. The platform's session cookie never comes here (it is
+host-only on the platform's host); a browser gets in by the platform's hand-off (myapp/notebooks/gate.py):
+`/_myapp/handoff?code=...` is redeemed once with the platform (`POST <web>/api/v1/notebook/handoff`) for a
+session cookie of this origin alone. Before every other request the proxy asks the platform, like an
+ext-authz call: `GET <web>/api/v1/notebook/authz?host=&path=` with that session, proving itself with the
+proxy key. 200 gives the notebook's upstream and Jupyter token (cached a few seconds per session and
+host); a page load without a session is sent to the platform's hand-off, a refused one gets a page saying
+why, an API call the status (401/403/404/409).
+
+What reaches Jupyter: only paths under the Host's notebook's prefix (another notebook's path is 404 here),
+never the platform's cookies, this origin's session or the caller's Authorization; the proxy adds
+`Authorization: token <token>`, and Jupyter still checks XSRF and origins for these browser requests
+(job-templates/notebook/jupyter_server_config.py). Requests from other origins stop here (403).
 
     python -m myapp.notebooks.proxy --web http://127.0.0.1:8080 --port 8081   (`myapp run` does this)
 """
@@ -26,13 +33,16 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from . import derived_proxy_key
+from . import derived_proxy_key, notice, origins
 
 PROXY_HEADER = "X-Myapp-Notebook-Proxy"
+SESSION_HEADER = "X-Myapp-Notebook-Session"
+WORKER_HEADER = "X-Myapp-Worker"  # the worker's own (it calls Jupyter directly): never from a browser
 CACHE_SECONDS = 5.0
 PLATFORM_COOKIES = frozenset({"session", "remember_token"})
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                        "transfer-encoding", "upgrade", "host", "content-length", "authorization", "cookie"})
+                        "transfer-encoding", "upgrade", "host", "content-length", "authorization", "cookie",
+                        WORKER_HEADER.lower(), SESSION_HEADER.lower(), PROXY_HEADER.lower()})
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,11 @@ class Allowed:
     upstream: str
     token: str
     expires: float
+    prefix: str = "/"
+
+
+def redirect(location: str) -> web.Response:
+    return web.Response(status=302, headers={"Location": location})
 
 
 class NotebookProxy:
@@ -48,13 +63,13 @@ class NotebookProxy:
         self.web_url = web_url.rstrip("/")
         self.key = key
         self.cache_seconds = cache_seconds
-        self.platform_cookies = platform_cookies
+        self.private_cookies = platform_cookies | frozenset(origins.COOKIES)
         self._cache: dict[str, Allowed] = {}
         self._session: aiohttp.ClientSession | None = None
 
     def app(self) -> web.Application:
         application = web.Application()
-        application.router.add_route("*", "/notebook/{tail:.*}", self.handle)
+        application.router.add_route("*", "/{tail:.*}", self.handle)
         application.on_cleanup.append(self._close)
         return application
 
@@ -70,35 +85,72 @@ class NotebookProxy:
                                                   timeout=aiohttp.ClientTimeout(total=None, sock_connect=10))
         return self._session
 
-    # -- the member check -------------------------------------------------------------------------------
+    # -- answers of our own ------------------------------------------------------------------------------
     @staticmethod
-    def _who(request: web.Request) -> str:
-        parts = request.path.split("/", 4)  # "", "notebook", project, name, rest
-        prefix = "/".join(parts[:4]) + "/"
-        return hashlib.sha256("\n".join((request.headers.get("Cookie", ""), request.headers.get("Authorization", ""),
-                                         prefix)).encode()).hexdigest()
+    def refuse(request: web.Request, status: int, message: str, link: str | None = None,
+               link_text: str = "Go to Notebooks", title: str | None = None) -> web.Response:
+        """A page for a page load (a stopped notebook, a used link, ...), JSON for an API call."""
+        if not origins.is_navigation(request.method, request.headers):
+            return web.json_response({"message": message}, status=status)
+        return web.Response(status=status, text=notice.page(status, message, link, link_text, title),
+                            content_type="text/html", headers=notice.HEADERS)
 
-    async def authorize(self, request: web.Request) -> Allowed | web.Response:
-        path = request.path
+    # -- the hand-off and the member check ------------------------------------------------------------------
+    async def _platform(self, method: str, path: str, **kwargs: Any) -> tuple[int, dict[str, Any]]:
+        headers = {PROXY_HEADER: self.key, **kwargs.pop("headers", {})}
+        async with self.session.request(method, self.web_url + path, headers=headers, allow_redirects=False,
+                                        **kwargs) as answer:
+            try:
+                data = await answer.json(content_type=None)
+            except ValueError:
+                data = {}
+            return answer.status, data if isinstance(data, dict) else {}
+
+    async def handoff(self, request: web.Request) -> web.StreamResponse:
+        """The browser brings the platform's one-time code: redeemed once, it becomes this origin's cookie."""
+        try:
+            status, data = await self._platform("POST", "/api/v1/notebook/handoff",
+                                                json={"code": request.query.get("code", ""), "host": request.host})
+        except aiohttp.ClientError as exc:
+            return self.refuse(request, 502, f"the platform cannot be asked: {exc}")
+        if status != 200:
+            return self.refuse(request, status if status in (400, 403, 404, 409) else 502,
+                               str(data.get("message") or "this link cannot be used"), "/", "Open it again",
+                               title="This link cannot be used")
+        cookie = data["cookie"]
+        response = redirect(str(data["next"]))
+        response.headers.update({"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+        # Host-only (no Domain): this origin alone ever sends it back.
+        response.set_cookie(str(cookie["name"]), str(cookie["value"]), max_age=int(cookie["max_age"]), path="/",
+                            httponly=True, secure=bool(cookie["secure"]), samesite="Lax")
+        return response
+
+    @staticmethod
+    def _origin_session(request: web.Request) -> str:
+        return next((request.cookies[name] for name in origins.COOKIES if name in request.cookies), "")
+
+    def _who(self, request: web.Request) -> str:
+        return hashlib.sha256(f"{self._origin_session(request)}\n{origins.hostname(request.host)}".encode()).hexdigest()
+
+    async def authorize(self, request: web.Request) -> Allowed | web.StreamResponse:
         who = self._who(request)
         cached = self._cache.get(who)
         if cached is not None and cached.expires > time.monotonic():
             return cached
-        headers = {PROXY_HEADER: self.key}
-        for name in ("Cookie", "Authorization"):
-            if name in request.headers:
-                headers[name] = request.headers[name]
-        url = f"{self.web_url}/api/v1/notebook/authz?" + urllib.parse.urlencode({"path": path})
+        query = urllib.parse.urlencode({"host": request.host, "path": request.path,
+                                        "next": request.rel_url.raw_path_qs})
         try:
-            async with self.session.get(url, headers=headers, allow_redirects=False) as answer:
-                body = await answer.read()
-                if answer.status != 200:
-                    return web.Response(status=answer.status if answer.status in (401, 403, 404, 409) else 502,
-                                        body=body, content_type="application/json")
-                data = await answer.json(content_type=None)
+            status, data = await self._platform("GET", f"/api/v1/notebook/authz?{query}",
+                                                headers={SESSION_HEADER: self._origin_session(request)})
         except aiohttp.ClientError as exc:
-            return web.json_response({"message": f"the platform cannot be asked: {exc}"}, status=502)
-        allowed = Allowed(str(data["upstream"]).rstrip("/"), str(data["token"]), time.monotonic() + self.cache_seconds)
+            return self.refuse(request, 502, f"the platform cannot be asked: {exc}")
+        if status != 200:
+            if status == 401 and data.get("open") and origins.is_navigation(request.method, request.headers):
+                return redirect(str(data["open"]))  # through the platform's hand-off, and back here
+            return self.refuse(request, status if status in (401, 403, 404, 409) else 502,
+                               str(data.get("message") or "refused"), data.get("notebooks"))
+        allowed = Allowed(str(data["upstream"]).rstrip("/"), str(data["token"]), time.monotonic() + self.cache_seconds,
+                          str(data["prefix"]))
         if len(self._cache) > 10_000:
             self._cache.clear()
         self._cache[who] = allowed
@@ -108,7 +160,7 @@ class NotebookProxy:
     def _headers(self, request: web.Request, allowed: Allowed) -> dict[str, str]:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP
                    and not k.lower().startswith("sec-websocket-")}
-        cookies = [f"{k}={v}" for k, v in request.cookies.items() if k not in self.platform_cookies]
+        cookies = [f"{k}={v}" for k, v in request.cookies.items() if k not in self.private_cookies]
         if cookies:
             headers["Cookie"] = "; ".join(cookies)
         headers["Authorization"] = f"token {allowed.token}"
@@ -116,13 +168,30 @@ class NotebookProxy:
         headers["X-Forwarded-Proto"] = request.scheme
         return headers
 
+    def _kept(self, name: str, value: str) -> bool:
+        """An upstream header the browser may get: never a cookie for a wider domain (Jupyter's code is the
+        project's: it must not set cookies other notebooks' origins would receive), nor one of ours."""
+        if name.lower() in HOP_BY_HOP:
+            return False
+        if name.lower() != "set-cookie":
+            return True
+        cookie_name, _, attributes = value.partition(";")
+        return cookie_name.split("=", 1)[0].strip() not in self.private_cookies and not any(
+            part.strip().lower().startswith("domain") for part in attributes.split(";"))
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path == origins.HANDOFF_PATH:
+            return await self.handoff(request)
+        refused = origins.cross_origin(request.method, request.headers, request.host)
+        if refused is not None:
+            return web.json_response({"message": refused}, status=403)
         allowed = await self.authorize(request)
-        if isinstance(allowed, web.Response):
+        if not isinstance(allowed, Allowed):
             return allowed
-        origin = request.headers.get("Origin")
-        if origin and urllib.parse.urlsplit(origin).netloc != request.host:
-            return web.json_response({"message": "cross-origin requests are refused"}, status=403)
+        if request.path == "/":
+            return redirect(allowed.prefix + "lab")
+        if not request.path.startswith(allowed.prefix):  # another notebook's path on this one's origin
+            return self.refuse(request, 404, f"nothing at {request.path} on this notebook's address")
         target = allowed.upstream + request.rel_url.raw_path_qs
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return await self._websocket(request, allowed, target)
@@ -133,9 +202,9 @@ class NotebookProxy:
             # "stopped", 404 deleted); only when it still names this upstream is the notebook unreachable.
             self._cache.pop(self._who(request), None)
             again = await self.authorize(request)
-            if isinstance(again, web.Response):
+            if not isinstance(again, Allowed):
                 return again
-            return web.json_response({"message": f"the notebook does not answer: {exc}"}, status=502)
+            return self.refuse(request, 502, f"the notebook does not answer: {exc}")
 
     async def _http(self, request: web.Request, allowed: Allowed, target: str) -> web.StreamResponse:
         data = request.content if request.body_exists else None
@@ -144,7 +213,7 @@ class NotebookProxy:
                                             data=data, allow_redirects=False) as upstream:
                 response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
                 for name, value in upstream.headers.items():
-                    if name.lower() not in HOP_BY_HOP:
+                    if self._kept(name, value):
                         response.headers.add(name, value)
                 await response.prepare(request)
                 async for chunk in upstream.content.iter_any():
