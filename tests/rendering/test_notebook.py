@@ -1,5 +1,6 @@
-"""The notebook's Kubernetes objects: strict-valid, reachable only through the platform's member check,
-JupyterLab never open (a token from a Secret, no cross-origin access), a work folder per notebook."""
+"""The notebook's Kubernetes objects: strict-valid, reachable only through the platform's member check on a
+host of its own, JupyterLab never open (a token from a Secret, no cross-origin access, XSRF kept for browsers,
+its own folders out of the work folder), a work folder per notebook."""
 from __future__ import annotations
 
 import copy
@@ -44,18 +45,29 @@ def test_only_members_reach_it_the_policy_asks_the_platform_about_every_request(
                               "provider": {"name": "myapp-notebook-authz"}, "rules": [{}]}
 
 
-def test_route_on_the_platform_gateway_under_the_project_prefix():
+def test_route_on_the_platform_gateway_for_the_notebooks_own_host(monkeypatch):
+    monkeypatch.setenv("MYAPP_NOTEBOOK_DOMAIN", "notebooks.example.com")
     found = objects()
     assert url_prefix("vision", "nb1") == "/notebook/vision/nb1/"
     route = found["VirtualService"]["spec"]
-    assert route["gateways"] == ["kubeflow/kubeflow-gateway"] and route["hosts"] == ["*"]
-    assert route["http"][0]["match"] == [{"uri": {"prefix": "/notebook/vision/nb1/"}}]
-    assert route["http"][0]["route"][0]["destination"] == {"host": "nb1.proj-vision.svc.cluster.local",
-                                                           "port": {"number": 80}}
-    assert "timeout" not in route["http"][0]  # it would cut kernels' and terminals' websockets
+    # One host per notebook, never "*": a page of one notebook is another origin than every other's.
+    assert route["gateways"] == ["kubeflow/kubeflow-gateway"] and route["hosts"] == ["nb1.vision.notebooks.example.com"]
+    pod = {"host": "nb1.proj-vision.svc.cluster.local", "port": {"number": 80}}
+    by_name = {r["name"]: r for r in route["http"]}
+    assert by_name["notebook"]["match"] == [{"uri": {"prefix": "/notebook/vision/nb1/"}}]
+    assert by_name["notebook"]["route"][0]["destination"] == pod
+    assert "timeout" not in by_name["notebook"]  # it would cut kernels' and terminals' websockets
+    # The platform's one-time code goes to the pod, whose ext-authz check redeems it; the root to JupyterLab.
+    assert by_name["handoff"]["match"] == [{"uri": {"exact": "/_myapp/handoff"}}]
+    assert by_name["handoff"]["route"][0]["destination"] == pod
+    assert by_name["root"] == {"name": "root", "match": [{"uri": {"exact": "/"}}],
+                               "redirect": {"uri": "/notebook/vision/nb1/lab"}}
     assert found["Service"]["spec"]["selector"] == {"statefulset": "nb1"}
     env = {e["name"]: e for e in container(found["Notebook"])["env"]}
     assert env["NB_PREFIX"]["value"] == "/notebook/vision/nb1"
+    assert env["NB_HOST"]["value"] == "nb1.vision.notebooks.example.com"  # Jupyter's own origin check
+    monkeypatch.delenv("MYAPP_NOTEBOOK_DOMAIN")
+    assert objects()["VirtualService"]["spec"]["hosts"] == ["nb1.vision.localhost"]
 
 
 def test_jupyter_token_from_the_notebooks_own_secret():
@@ -87,6 +99,13 @@ def test_the_image_start_script_sets_no_empty_token_and_no_origin():
     script = START_SCRIPT.read_text()
     assert "allow_origin" not in script and "token=''" not in script and "token=\"\"" not in script
     assert 'if [ -z "${JUPYTER_TOKEN:-}" ]' in script  # refuses to start without one
+    # Jupyter's own folders (its cookie secret, runtime files, config) in the pod's emptyDir, not the work
+    # folder; the platform's settings (XSRF kept for browser requests) from the image.
+    for variable in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
+        assert f'{variable}="$private/' in script
+    assert "--config=" in script and "PYTHONNOUSERSITE=1" in script
+    dockerfile = (START_SCRIPT.parent / "Dockerfile").read_text()
+    assert "jupyter_server_config.py /usr/local/etc/myapp/jupyter_server_config.py" in dockerfile
 
 
 def test_ext_authz_policy_rules_of_istio():
@@ -111,10 +130,12 @@ def test_work_folder_claim_mounted_as_home_and_writable_by_the_jupyter_group():
     assert claim["spec"] == {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}
     pod = found["Notebook"]["spec"]["template"]["spec"]
     assert container(found["Notebook"])["volumeMounts"] == [{"name": "work", "mountPath": "/home/jovyan"},
+                                                            {"name": "jupyter", "mountPath": "/myapp/jupyter"},
                                                             {"name": "volume", "mountPath": "/home/jovyan/volume"},
                                                             {"name": "myapp-outputs", "mountPath": "/myapp/outputs",
                                                              "readOnly": True}]
     assert pod["volumes"] == [{"name": "work", "persistentVolumeClaim": {"claimName": "nb1-work"}},
+                              {"name": "jupyter", "emptyDir": {}},  # Jupyter's own folders: the pod's alone
                               {"name": "volume", "persistentVolumeClaim": {"claimName": "shared"}},
                               {"name": "myapp-outputs",
                                "persistentVolumeClaim": {"claimName": "myapp-outputs", "readOnly": True}}]
@@ -141,7 +162,8 @@ def test_cluster_settings_come_from_the_environment(monkeypatch):
 @pytest.mark.parametrize(("variable", "value"), [
     ("MYAPP_NOTEBOOK_STORAGE_CLASS", "Fast SSD"), ("MYAPP_NOTEBOOK_VOLUME_SIZE", "lots"),
     ("MYAPP_NOTEBOOK_VOLUME_SIZE", "0"), ("MYAPP_NOTEBOOK_GATEWAY", "a/b/c"),
-    ("MYAPP_NOTEBOOK_AUTHZ_PROVIDER", "not a name"),
+    ("MYAPP_NOTEBOOK_AUTHZ_PROVIDER", "not a name"), ("MYAPP_NOTEBOOK_DOMAIN", "*.example.com"),
+    ("MYAPP_NOTEBOOK_DOMAIN", "example.com:8443"),
 ])
 def test_a_bad_setting_is_named(monkeypatch, variable, value):
     monkeypatch.setenv(variable, value)

@@ -318,9 +318,16 @@ class Planner:
                             for path, folder in mounts.items() if path != top and path.startswith(top + "/")]
             run["volumes"] = sorted(set(mounts.values()))
         env["HOME"] = str(root) if mounts else env.get("HOME", "/tmp")
+        # Jupyter's config, data (its cookie secret) and runtime folders: in the sandbox's private /tmp (a
+        # fresh name, should isolation be off), never the work folder the project's jobs and members write;
+        # the platform's settings (browser requests keep the XSRF check) from the read-only catalog.
+        private = f"/tmp/myapp-jupyter-{secrets.token_hex(8)}"
+        env.update(JUPYTER_CONFIG_DIR=f"{private}/config", JUPYTER_DATA_DIR=f"{private}/data",
+                   JUPYTER_RUNTIME_DIR=f"{private}/runtime", PYTHONNOUSERSITE="1")
         container["argv"] = [self.python, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                              "--ServerApp.password=", f"--ServerApp.base_url={prefix}/",
-                             f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False"]
+                             f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
+                             f"--config={self.catalog_root / 'notebook' / 'jupyter_server_config.py'}"]
         replica["ports"] = {"notebook": port}
         replica["ready"] = {"type": "http", "port": port, "path": f"{prefix}/api"}  # answers without the token
         replica["url"] = f"http://127.0.0.1:{port}{prefix}/{'lab' if module == 'jupyterlab' else ''}"

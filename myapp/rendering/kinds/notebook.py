@@ -1,10 +1,14 @@
-"""``notebook``: JupyterLab reachable at /notebook/<project>/<name>/ by the project's members only.
+"""``notebook``: JupyterLab reachable by the project's members only, on an origin of its own:
+``<name>.<project>.<MYAPP_NOTEBOOK_DOMAIN>``, under the prefix /notebook/<project>/<name>/.
 
 Objects: the Notebook CR (notebook-controller runs it as a StatefulSet, pods labelled
-``statefulset: <name>``), a Service in front of it, a VirtualService on the platform's gateway for
-the prefix, an AuthorizationPolicy whose CUSTOM action sends every request to the platform's
-ext-authz provider first (the member check), a PersistentVolumeClaim for the work folder, and the
-project's outputs claim, mounted read-only at ``myapp.outputs.MOUNT`` (myapp/outputs.py).
+``statefulset: <name>``), a Service in front of it, a VirtualService on the platform's gateway for the
+notebook's host (its prefix, the hand-off path, and its root sent to JupyterLab), an AuthorizationPolicy
+whose CUSTOM action sends every request to the platform's ext-authz provider first (the member check and
+the hand-off, myapp/notebook_extauthz.py), a PersistentVolumeClaim for the work folder, and the
+project's outputs claim, mounted read-only at ``myapp.outputs.MOUNT`` (myapp/outputs.py). Jupyter's
+config, data (its cookie secret) and runtime folders are an emptyDir of the pod (``PRIVATE_DIR``), never
+the work folder the project's jobs and members can write.
 
 Jupyter's own token comes from the Secret ``token_secret_name(name)`` (key ``token``), which the
 platform puts before it submits (a random value, never rendered, never shown); the ext-authz answer
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ... import outputs
+from ...notebooks.origins import DEFAULT_DOMAIN, DOMAIN, HANDOFF_PATH, Origins
 from ..engine import render_object
 from ..errors import ContextError
 from ..names import is_dns1123_label, is_dns1123_subdomain, k8s_name
@@ -29,6 +34,7 @@ from .service import fqdn
 JUPYTER_PORT = 8888
 WORK_DIR = "/home/jovyan"  # the Jupyter images' HOME and root_dir
 VOLUME_DIR = f"{WORK_DIR}/volume"  # an optional existing claim, visible in JupyterLab's file browser
+PRIVATE_DIR = "/myapp/jupyter"  # an emptyDir: Jupyter's own folders (start.sh), out of the project's reach
 # The notebook-controller labels each notebook's pod statefulset=<name> (the Notebook CR's pod
 # template has no metadata of ours to select by).
 POD_LABEL = "statefulset"
@@ -39,6 +45,8 @@ DEFAULTS = {
     "MYAPP_NOTEBOOK_AUTHZ_PROVIDER": "myapp-notebook-authz",
     "MYAPP_NOTEBOOK_STORAGE_CLASS": "",  # empty: the cluster's default StorageClass
     "MYAPP_NOTEBOOK_VOLUME_SIZE": "10Gi",
+    # Each notebook's host is <name>.<project>.<this> (myapp/notebooks/origins.py): wildcard DNS to the gateway.
+    "MYAPP_NOTEBOOK_DOMAIN": DEFAULT_DOMAIN,
 }
 
 
@@ -48,6 +56,7 @@ class NotebookSettings:
     authz_provider: str
     storage_class: str
     volume_size: str
+    domain: str = DEFAULT_DOMAIN
 
 
 def _setting(name: str) -> str:
@@ -73,7 +82,10 @@ def settings() -> NotebookSettings:
         positive = False
     if not positive:
         raise ContextError("MYAPP_NOTEBOOK_VOLUME_SIZE", f"{size!r} is not a positive quantity such as 10Gi")
-    return NotebookSettings(gateway, provider, storage_class, size)
+    domain = _setting("MYAPP_NOTEBOOK_DOMAIN").lower().rstrip(".")
+    if not DOMAIN.fullmatch(domain):
+        raise ContextError("MYAPP_NOTEBOOK_DOMAIN", f"{domain!r} is not a domain name such as notebooks.example.com")
+    return NotebookSettings(gateway, provider, storage_class, size, domain)
 
 
 def url_prefix(project: str, name: str) -> str:
@@ -95,16 +107,24 @@ def build(b: Build) -> list[dict]:
     name, namespace = b.args["name"], b.ctx.namespace
     config = settings()
     prefix = url_prefix(b.ctx.project, name)
+    host = Origins(config.domain).host(b.ctx.project, name)
+    to_pod = [{"destination": {"host": fqdn(name, namespace), "port": {"number": 80}}}]
     http = [{
         "name": "notebook",
         "match": [{"uri": {"prefix": prefix}}],
         "rewrite": {"uri": prefix},
-        "route": [{"destination": {"host": fqdn(name, namespace), "port": {"number": 80}}}],
+        "route": to_pod,
         # No route timeout: Envoy applies it to upgraded connections too, and a kernel's or terminal's
         # websocket would be cut when it ran out (kubeflow/kubeflow#6126 removed the 300s it once had).
+    }, {
+        # The platform's one-time code: the pod's ext-authz check redeems it and answers (Jupyter never does).
+        "name": "handoff", "match": [{"uri": {"exact": HANDOFF_PATH}}], "route": to_pod,
+    }, {
+        "name": "root", "match": [{"uri": {"exact": "/"}}], "redirect": {"uri": prefix + "lab"},
     }]
     notebook = render_object("notebook.yaml.j2", {
-        "name": name, "image": b.image, "command": b.command, "prefix": prefix.rstrip("/"),
+        "name": name, "image": b.image, "command": b.command, "prefix": prefix.rstrip("/"), "host": host,
+        "private_dir": PRIVATE_DIR,
         "resources": b.resources.requirements(), "port": JUPYTER_PORT, "token_secret": token_secret_name(name),
         "work_claim": work_claim_name(name), "work_dir": WORK_DIR,
         "volume_claim": b.args.get("volume_claim", ""), "volume_dir": VOLUME_DIR,
@@ -129,7 +149,7 @@ def build(b: Build) -> list[dict]:
             "target_port": JUPYTER_PORT,
         }),
         render_object("virtualservice.yaml.j2", {
-            "name": k8s_name("notebook", name), "hosts": ["*"], "gateways": [config.gateway], "http": http,
+            "name": k8s_name("notebook", name), "hosts": [host], "gateways": [config.gateway], "http": http,
         }),
         # The outputs claim (adopted if a task made it; never deleted with the notebook): the pod waits for it.
         outputs.claim_manifest(namespace),
