@@ -27,7 +27,7 @@ from ..serving import traffic as split
 from .base import Ref, ResourceApi
 from .errors import ApiError
 from .responses import INTEGER, nullable
-from .routing import route
+from .routing import on_rollback, route
 
 FRAMEWORKS = ["sklearn", "pytorch", "torchscript", "onnx", "tensorflow", "xgboost", "custom"]
 DTYPES = ["float32", "float64", "int32", "int64", "string"]
@@ -184,13 +184,11 @@ class ModelVersionApi(ResourceApi):
         data = ModelVersionSchema().load({**data, "uri": "/"})  # uri: set below, once the file is kept
         self.resolve_parent(data)  # a developer of the project, before anything is written
         project = db.session.get(Project, data["project_id"])
+        upload.stream.seek(0)  # read whole again when the request runs again (SQLite was locked)
         path, size = store.save(upload.stream, project.namespace, data["name"], upload.filename or "",
                                 current_app.config["MYAPP_MAX_MODEL_BYTES"])
-        try:
-            obj = self.create({**data, "uri": str(path), "files": [{"path": path.name, "size": size}]})
-        except BaseException:
-            store.discard(path)
-            raise
+        on_rollback(lambda: store.discard(path))  # no version, no file
+        obj = self.create({**data, "uri": str(path), "files": [{"path": path.name, "size": size}]})
         return jsonify(self.present(obj)), 201
 
     def _operation(self, path: str, spec: dict[str, Any], body_name: str | None,

@@ -102,9 +102,9 @@ def add_components(api_spec: APISpec) -> None:
 
 def error_responses(writes: bool, stream: bool = False, body: bool = False) -> dict[str, dict[str, str]]:
     """The failures an operation may answer, by status: $refs to the responses add_components adds
-    (409 only where it writes: a unique name taken, a member's role in the way; 413 only with a body;
-    429 only streams)."""
-    left_out = {"409": not writes, "413": not body, "429": not stream}
+    (409 and 503 only where it writes: a unique name taken, a member's role in the way, SQLite still
+    locked after the runs again of myapp/api/routing.py; 413 only with a body; 429 only streams)."""
+    left_out = {"409": not writes, "413": not body, "429": not stream, "503": not writes}
     return {status: {"$ref": f"#/components/responses/{name}"} for status, (name, _) in ERROR_RESPONSES.items()
             if not left_out.get(status)}
 
@@ -247,6 +247,7 @@ ERROR_RESPONSES = {
     "409": ("Conflict", "Conflicts with stored data (errors name the field when one is to blame)"),
     "413": ("TooLarge", "The body is over MYAPP_MAX_BODY_BYTES"),
     "429": ("TooManyStreams", "Too many open streams (Retry-After): myapp/api/streams.py"),
+    "503": ("Busy", "The database is busy with other writes (SQLite): try again after Retry-After"),
 }
 PAGE_META = component("PageMeta", obj({
     "count": {**INTEGER, "description": "rows matching the filters, on every page"},

@@ -1,8 +1,17 @@
-"""The one way an API route is declared: auth, CSRF, one transaction, JSON errors, OpenAPI data."""
+"""The one way an API route is declared: auth, CSRF, one transaction, JSON errors, OpenAPI data.
+
+SQLite lets one writer at a time; a write that waited its busy_timeout out fails with "database is
+locked". Such a request is run again from the start, a few times with a growing pause: it has sent
+nothing yet, its transaction is rolled back, and what a route does outside the transaction waits for the
+commit (``on_commit``) or is undone with it (``on_rollback``). Still locked after that: 503 with
+Retry-After, never a 500.
+"""
 from __future__ import annotations
 
 import functools
 import json
+import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +20,7 @@ from flask_appbuilder.api import expose
 from flask_appbuilder.security.decorators import protect
 from flask_wtf.csrf import CSRFError
 from marshmallow import ValidationError
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ..errors import DomainError
 from ..extensions import csrf, db
@@ -26,6 +35,35 @@ def on_commit(callback: Callable[[], None]) -> None:
     """Run callback after this request's transaction commits (e.g. drop a cache entry):
     dropping it before commit would let a concurrent request cache the old rows again."""
     g.setdefault("_myapp_on_commit", []).append(callback)
+
+
+def on_rollback(callback: Callable[[], None]) -> None:
+    """Run callback if this request's transaction does not commit (an error, or a run again while the
+    database is locked): undo what the route did outside it, e.g. a file it wrote."""
+    g.setdefault("_myapp_on_rollback", []).append(callback)
+
+
+LOCKED_TRIES = 4  # runs of a request whose write found SQLite locked, the first included
+LOCKED_PAUSE = 0.05  # seconds before the second run, doubled before each next one (plus up to half again)
+LOCKED_RETRY_AFTER = 2  # seconds a client is told to wait when every run found it locked
+
+
+def database_locked(exc: BaseException) -> bool:
+    """SQLite's busy answer (its busy_timeout ran out); no other database says "database is locked"."""
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)
+
+
+def _rolled_back() -> None:
+    db.session.rollback()
+    g.pop("_myapp_on_commit", None)
+    for callback in reversed(g.pop("_myapp_on_rollback", [])):
+        callback()
+
+
+def busy_response() -> Any:
+    response = ApiError("The database is busy with other writes: try again", status=503).response()
+    response.headers["Retry-After"] = str(LOCKED_RETRY_AFTER)
+    return response
 
 
 def check_csrf() -> None:
@@ -85,8 +123,7 @@ def route(
     """
 
     def wrap(f: Callable) -> Callable:
-        @functools.wraps(f)
-        def handler(self, **kwargs: Any):
+        def run(self: Any, kwargs: dict[str, Any]) -> Any:
             try:
                 check_csrf()
                 response = f(self, **kwargs)
@@ -94,28 +131,41 @@ def route(
                     db.session.rollback()  # reads wrote nothing; ending them is cheaper than a commit
                 else:
                     db.session.commit()
+                    g.pop("_myapp_on_rollback", None)
                     for callback in g.pop("_myapp_on_commit", []):
                         callback()
                 return response
             except ApiError as exc:
-                db.session.rollback()
+                _rolled_back()
                 return exc.response()
             except DomainError as exc:
-                db.session.rollback()
+                _rolled_back()
                 return domain_error(exc).response()
             except ValidationError as exc:
-                db.session.rollback()
+                _rolled_back()
                 return validation_error(exc).response()
             except CSRFError as exc:
-                db.session.rollback()
+                _rolled_back()
                 return ApiError(f"CSRF check failed: {exc.description}", status=400).response()
             except IntegrityError as exc:
-                db.session.rollback()
+                _rolled_back()
                 detail = str(exc.orig).splitlines()[0] if exc.orig else "constraint violated"
                 return ApiError(f"Conflicts with stored data: {detail}", status=409).response()
             except BaseException:
-                db.session.rollback()
+                _rolled_back()
                 raise
+
+        @functools.wraps(f)
+        def handler(self, **kwargs: Any):
+            for tries in range(1, LOCKED_TRIES + 1):
+                try:
+                    return run(self, kwargs)
+                except OperationalError as exc:
+                    if not database_locked(exc):
+                        raise
+                if tries < LOCKED_TRIES:
+                    time.sleep(LOCKED_PAUSE * 2 ** (tries - 1) * (1 + random.random() / 2))
+            return busy_response()
 
         # FAB reads _permission_name; add_api_spec reads _spec (attributes on the view function).
         setattr(handler, "_permission_name", permission)  # noqa: B010

@@ -65,6 +65,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -138,6 +139,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -167,6 +169,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -238,6 +241,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -311,6 +315,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -340,6 +345,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -411,6 +417,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -484,6 +491,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -513,6 +521,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -584,6 +593,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -657,6 +667,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -686,6 +697,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -755,6 +767,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -958,6 +971,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1031,6 +1045,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1060,6 +1075,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1107,6 +1123,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1247,6 +1264,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1295,6 +1313,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1367,6 +1386,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1440,6 +1460,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1469,6 +1490,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1537,6 +1559,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1585,6 +1608,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1749,6 +1773,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1795,6 +1820,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1868,6 +1894,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1897,6 +1924,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1968,6 +1996,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2089,6 +2118,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2120,6 +2150,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2207,6 +2238,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2250,6 +2282,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2322,6 +2355,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2368,6 +2402,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2441,6 +2476,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2470,6 +2506,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2517,6 +2554,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2565,6 +2603,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2680,6 +2719,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2724,6 +2764,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2767,6 +2808,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2839,6 +2881,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2909,6 +2952,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2951,6 +2995,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3037,6 +3082,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3109,6 +3155,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3182,6 +3229,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3211,6 +3259,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3284,6 +3333,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3332,6 +3382,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3362,6 +3413,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3433,6 +3485,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3546,6 +3599,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3575,6 +3629,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3646,6 +3701,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3719,6 +3775,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3748,6 +3805,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3835,6 +3893,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4068,6 +4127,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4141,6 +4201,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -4170,6 +4231,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -4254,6 +4316,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4722,6 +4785,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4844,6 +4908,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4887,6 +4952,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -6192,6 +6258,15 @@ export interface components {
                 "application/json": {
                     message?: string;
                 };
+            };
+        };
+        /** @description The database is busy with other writes (SQLite): try again after Retry-After */
+        Busy: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Conflicts with stored data (errors name the field when one is to blame) */
