@@ -113,6 +113,9 @@ export type UserCreateBody = Schemas["UserCreate"];
 export type UserUpdateBody = Schemas["UserUpdate"];
 export type PasswordResetBody = Schemas["PasswordReset"];
 export type PasswordChanged = Schemas["PasswordChanged"];
+/** GET/DELETE /user/{id}/login_limits: addresses waiting after failed passwords, the budget for new
+ * addresses, the addresses the user signed in from. */
+export type LoginLimits = Schemas["LoginLimits"];
 
 // ---- notebooks ---------------------------------------------------------------------------------------------
 export type Notebook = Schemas["NotebookOut"];

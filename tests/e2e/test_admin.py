@@ -1,13 +1,17 @@
 """An administrator, through the browser: a cluster, a resource group (after a refused quantity), a
-quota for the demo project, then capacity against use; and the catalog and run history pages.
-Screenshots: test-artifacts/e2e/test_admin_sets_up_capacity/."""
+quota for the demo project, then capacity against use; and the catalog and run history pages. Then a
+user's sign-in limits seen and cleared on the Users page, and signing out (a POST with the CSRF token:
+a visit to /logout/ signs no one out).
+Screenshots: test-artifacts/e2e/test_admin_sets_up_capacity/, .../test_admin_clears_sign_in_limits/."""
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
+import requests
 
-from tests.e2e.support import sign_in
+from tests.e2e.support import Page, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
@@ -81,3 +85,51 @@ def test_admin_sets_up_capacity(platform, tab):
     page.get_by_role("heading", name=re.compile("Runs")).first.wait_for()
     tab.shot("runs")
     assert tab.errors == [], tab.errors
+
+
+def test_admin_clears_sign_in_limits(platform, tab, browser):
+    name, password = f"target-{uuid.uuid4().hex[:6]}", f"a sound passphrase {uuid.uuid4().hex[:6]}"
+    platform.api("POST", "/api/v1/user/", json={"username": name, "first_name": "Target",
+                                                "email": f"{name}@example.org", "password": password})
+    # Wrong passwords from this machine: three free, then this address waits before its next try.
+    wrong = [requests.post(f"{platform.base}/api/v1/security/login", timeout=10, json={
+        "username": name, "password": f"guess {n}", "provider": "db"}) for n in range(5)]
+    assert [r.status_code for r in wrong] == [401, 401, 401, 401, 429], [r.text for r in wrong]
+    assert wrong[-1].headers["Retry-After"] == "1"
+
+    page = tab.page
+    sign_in(page, platform.base, "admin", platform.admin_password)
+    page.get_by_role("link", name="Users").click()
+    page.get_by_role("button", name=f"Sign-in limits of {name}").click()
+    dialog = page.get_by_role("dialog")
+    addresses = dialog.get_by_role("table", name="Addresses after failed passwords")
+    addresses.get_by_role("row").filter(has_text="127.0.0.1").filter(has_text="4").wait_for()
+    dialog.get_by_role("table", name="Known addresses").wait_for(state="detached")  # never signed in
+    tab.shot("limits")
+    dialog.get_by_role("button", name="Clear limits").click()
+    dialog.get_by_role("status").filter(has_text="every address may try again now").wait_for()
+    assert addresses.count() == 0
+    tab.shot("cleared")
+    dialog.get_by_role("button", name="Close", exact=True).last.click()
+    page.get_by_role("status").filter(has_text=f"Cleared the sign-in limits of {name}").wait_for()
+
+    # The user signs in; a visit to /logout/ (a link or an image elsewhere) signs no one out; Sign out does.
+    own = Page(browser, "test_admin_clears_sign_in_limits/user")
+    user_page = own.page
+    missing: list[str] = []
+    user_page.on("response", lambda r: r.status == 404 and missing.append(r.url))
+    sign_in(user_page, platform.base, name, password)
+    assert user_page.goto(f"{platform.base}/logout/").status == 405
+    user_page.goto(f"{platform.base}/ui/pipelines")
+    user_page.get_by_role("button", name="Sign out").click()
+    user_page.get_by_role("button", name="Sign in").wait_for()
+    own.shot("signed-out")
+    user_page.goto(f"{platform.base}/ui/pipelines")
+    user_page.get_by_role("button", name="Sign in").wait_for()  # the session ended on the server
+    assert user_page.evaluate("fetch('/api/v1/me/').then(r => r.status)") == 401
+    own.context.close()
+    assert tab.errors == [], tab.errors
+    # Chromium notes the answers provoked on purpose (405, 401) and the plain 405 page's favicon (404).
+    assert all(url.endswith("/favicon.ico") for url in missing), missing
+    assert [e for e in own.errors if not (e.startswith("Failed to load resource") and any(
+        f"status of {status} (" in e for status in (401, 404, 405)))] == [], own.errors

@@ -65,7 +65,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -139,7 +138,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -169,7 +167,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -241,7 +238,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -315,7 +311,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -345,7 +340,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -417,7 +411,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -491,7 +484,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -521,7 +513,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -593,7 +584,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -667,7 +657,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -697,7 +686,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -767,7 +755,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -971,7 +958,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1045,7 +1031,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1075,7 +1060,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1123,7 +1107,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1264,7 +1247,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1313,7 +1295,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1386,7 +1367,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1460,7 +1440,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1490,7 +1469,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1559,7 +1537,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1608,7 +1585,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1773,7 +1749,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1820,7 +1795,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1894,7 +1868,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1924,7 +1897,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1996,57 +1968,8 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/notebook/authz": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The notebook proxy's member check: may the caller open this notebook path? */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description /notebook/<project>/<name>/... */
-                    path?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            notebook_id: number;
-                            prefix: string;
-                            token: string;
-                            upstream: string;
-                        };
-                    };
-                };
-                400: components["responses"]["InvalidInput"];
-                401: components["responses"]["NotAuthenticated"];
-                403: components["responses"]["NotAllowed"];
-                404: components["responses"]["NotFoundHere"];
-            };
-        };
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2118,7 +2041,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2150,7 +2072,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2238,7 +2159,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2282,7 +2202,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2355,7 +2274,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2402,7 +2320,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2476,7 +2393,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2506,7 +2422,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2554,7 +2469,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2603,7 +2517,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2719,7 +2632,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2764,7 +2676,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2808,7 +2719,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2881,7 +2791,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2952,7 +2861,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2995,7 +2903,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3082,7 +2989,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3155,7 +3061,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3229,7 +3134,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3259,7 +3163,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3333,7 +3236,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3382,7 +3284,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3413,7 +3314,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3485,7 +3385,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3599,7 +3498,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3629,7 +3527,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3701,7 +3598,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3775,7 +3671,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3805,7 +3700,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3893,7 +3787,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4001,7 +3894,7 @@ export interface paths {
                 };
                 400: components["responses"]["400"];
                 401: components["responses"]["401"];
-                /** @description Too many sign-in attempts, or the account is locked (Retry-After) */
+                /** @description Too many sign-in attempts from this address, or for this account from it (Retry-After) */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4127,7 +4020,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4201,7 +4093,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -4231,7 +4122,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -4316,7 +4206,6 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4393,6 +4282,53 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["TaskRunOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/task_run/{pk}/log_download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The whole log as text, one line per log line (`<ISO time> [replica] text`), streamed as it is read */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only this replica */
+                    replica?: string;
+                    /** @description only lines containing this text */
+                    search?: string;
+                };
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
                     };
                 };
                 400: components["responses"]["InvalidInput"];
@@ -4785,7 +4721,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4868,6 +4803,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/user/{pk}/login_limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's sign-in limits: addresses backing off, attempts left from new addresses, the addresses they signed in from (admins) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginLimits"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Clear a user's sign-in limits: every address may try again now (admins); known addresses stay */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["LoginLimits"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/user/{pk}/password": {
         parameters: {
             query?: never;
@@ -4908,51 +4912,6 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
-                503: components["responses"]["Busy"];
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/user/{pk}/unlock": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Lift the lockout of an account locked after too many failed sign-ins (admins) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    pk: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description OK */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Message"];
-                    };
-                };
-                400: components["responses"]["InvalidInput"];
-                401: components["responses"]["NotAuthenticated"];
-                403: components["responses"]["NotAllowed"];
-                404: components["responses"]["NotFoundHere"];
-                409: components["responses"]["Conflict"];
-                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -5446,6 +5405,27 @@ export interface components {
             replica: string;
             seq: number;
             timestamp: number;
+        };
+        LoginLimits: {
+            addresses: {
+                address: string;
+                /** @description in the current streak */
+                failures: number;
+                /** @description seconds until the next attempt is let through (0: now) */
+                retry_after: number;
+            }[];
+            known_addresses: {
+                address: string;
+                /** Format: date-time */
+                expires_at: string;
+                /** Format: date-time */
+                last_login_at: string;
+            }[];
+            new_addresses: {
+                attempts_left: number;
+                /** @description seconds until the next attempt is let through (0: now) */
+                retry_after: number;
+            };
         };
         Me: {
             csrf_token: string;
@@ -6176,6 +6156,8 @@ export interface components {
             last_login: string | null;
             last_name: string;
             login_count: number | null;
+            /** @description refused a sign-in somewhere right now: an address backing off, or no attempt left from new addresses */
+            sign_in_limited: boolean;
             username: string;
         };
         UserUpdate: {
@@ -6258,15 +6240,6 @@ export interface components {
                 "application/json": {
                     message?: string;
                 };
-            };
-        };
-        /** @description The database is busy with other writes (SQLite): try again after Retry-After */
-        Busy: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Conflicts with stored data (errors name the field when one is to blame) */

@@ -1,5 +1,6 @@
 // Users, for admins (/api/v1/user/; the server refuses everyone else): create, deactivate and reactivate,
-// reset a password, the admin flag. Generated passwords are shown once; typed ones never shown back.
+// reset a password, the admin flag, see and clear sign-in limits. Generated passwords are shown once; typed
+// ones never shown back.
 import { useState, type ReactNode } from "react";
 import { api } from "../api";
 import { ConfirmDialog } from "../components/Dialog";
@@ -9,16 +10,20 @@ import { useResourceList } from "../hooks/useResourceList";
 import { useRowActions } from "../hooks/useRowActions";
 import { useSession } from "../session";
 import type { User, UserUpdateBody } from "../types";
+import { LoginLimitsDialog } from "./users/LoginLimitsDialog";
 import { displayName, filterUsers, selfLocks } from "./users/logic";
 import { NewUserDialog } from "./users/NewUserDialog";
 import { PasswordDialog } from "./users/PasswordDialog";
 import "./users/users.css";
 
+const LIMITED_TITLE = "An address waits before its next sign-in attempt (failed passwords), or new addresses are held back";
+
 type Open =
   | { kind: "new" }
   | { kind: "password"; user: User }
   | { kind: "active"; user: User }
-  | { kind: "admin"; user: User };
+  | { kind: "admin"; user: User }
+  | { kind: "limits"; user: User };
 
 export default function UsersPage() {
   const { me, refresh } = useSession();
@@ -47,8 +52,13 @@ export default function UsersPage() {
     { header: "Email", className: "email", cell: (u) => u.email },
     { header: "Role", cell: (u) => (u.is_admin ? <span className="state badge-admin">admin</span> : "user") },
     {
-      header: "Status", cell: (u) => (u.active ? <span className="state state-succeeded">active</span>
-        : <span className="state state-cancelled">deactivated</span>),
+      header: "Status", cell: (u) => (
+        <>
+          {u.active ? <span className="state state-succeeded">active</span>
+            : <span className="state state-cancelled">deactivated</span>}
+          {u.sign_in_limited && <span className="state state-failed" title={LIMITED_TITLE}>sign-in limited</span>}
+        </>
+      ),
     },
     { header: "Last sign-in", className: "muted", cell: (u) => formatTime(u.last_login) },
     { header: "Actions", hiddenHeader: true, className: "row-actions", cell: (u) => rowButtons(u) },
@@ -62,6 +72,10 @@ export default function UsersPage() {
         {(locks.deactivate || locks.removeAdmin) && (
           <span id={lockId} className="visually-hidden">{locks.deactivate} {locks.removeAdmin}</span>
         )}
+        <button type="button" aria-label={`Sign-in limits of ${u.username}`}
+          onClick={() => show({ kind: "limits", user: u })}>
+          Sign-in
+        </button>
         <button type="button" aria-label={`Reset the password of ${u.username}`}
           onClick={() => show({ kind: "password", user: u })}>
           Password
@@ -106,6 +120,12 @@ export default function UsersPage() {
       {open?.kind === "password" && (
         <PasswordDialog user={open.user} onClose={close}
           onDone={() => setNotice(<>Changed the password of <strong>{open.user.username}</strong>.</>)} />
+      )}
+      {open?.kind === "limits" && (
+        <LoginLimitsDialog user={open.user} onClose={close} onCleared={() => {
+          setNotice(<>Cleared the sign-in limits of <strong>{open.user.username}</strong>.</>);
+          users.reload();
+        }} />
       )}
       {open?.kind === "active" && (
         <ConfirmDialog title={`${open.user.active ? "Deactivate" : "Reactivate"} ${open.user.username}?`}

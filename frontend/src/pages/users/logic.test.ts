@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { User } from "../../types";
-import { displayName, filterUsers, newUsernameProblem, passwordProblem, selfLocks } from "./logic";
+import { displayName, filterUsers, newUsernameProblem, passwordProblem, selfLocks, waitText } from "./logic";
 
 const user = (id: number, username: string, extra: Partial<User> = {}): User => ({
   id, username, first_name: username, last_name: "-", email: `${username}@example.org`, active: true,
-  is_admin: false, last_login: null, login_count: null, created_on: null, ...extra,
+  is_admin: false, sign_in_limited: false, last_login: null, login_count: null, created_on: null, ...extra,
 });
 
 describe("passwordProblem", () => {
@@ -55,5 +55,14 @@ describe("filterUsers", () => {
     expect(filterUsers(users, "LEE").map((u) => u.username)).toEqual(["ann"]);
     expect(filterUsers(users, "corp").map((u) => u.username)).toEqual(["zed"]);
     expect(filterUsers(users, " nobody ")).toEqual([]);
+  });
+});
+
+describe("waitText", () => {
+  it("says when a limited address may try again", () => {
+    expect(waitText(0)).toBe("now");
+    expect(waitText(7)).toBe("in 7 s");
+    expect(waitText(119)).toBe("in 119 s");
+    expect(waitText(900)).toBe("in 15 min");
   });
 });

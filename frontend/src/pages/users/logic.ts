@@ -53,3 +53,10 @@ export function filterUsers(users: readonly User[], query: string): User[] {
     [u.username, u.first_name, u.last_name, u.email].some((text) => text.toLowerCase().includes(q)));
   return matching.sort((a, b) => a.username.localeCompare(b.username));
 }
+
+/** "now", "in 42 s", "in 3 min": when a limited address may try again (Retry-After seconds). */
+export function waitText(seconds: number): string {
+  if (seconds <= 0) return "now";
+  if (seconds < 120) return `in ${seconds} s`;
+  return `in ${Math.ceil(seconds / 60)} min`;
+}
