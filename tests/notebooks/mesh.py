@@ -1,7 +1,8 @@
 """A stand-in for a notebook pod's Envoy sidecar with the `myapp-notebook-authz` provider, as
 install/istio/mesh-config.yaml configures it: every request (HTTP or a websocket's upgrade) is first asked of
-the platform's ext-authz check with only the headers `includeRequestHeadersInCheck` names, then either
-refused with the check's answer or passed to Jupyter with `headersToUpstreamOnAllow` set from it."""
+the platform's ext-authz check with its path and query, its Host and only the headers
+`includeRequestHeadersInCheck` names, then either refused with the check's status, body and the headers
+`headersToDownstreamOnDeny` names, or passed to Jupyter with `headersToUpstreamOnAllow` set from it."""
 from __future__ import annotations
 
 import asyncio
@@ -28,18 +29,22 @@ def sidecar(platform: str, jupyter: str) -> web.Application:
     http = _provider()
     check_headers = {h.lower() for h in http["includeRequestHeadersInCheck"]}
     upstream_headers = {h.lower() for h in http["headersToUpstreamOnAllow"]}
+    deny_headers = {h.lower() for h in http["headersToDownstreamOnDeny"]}
 
     async def handle(request: web.Request) -> web.StreamResponse:
         async with aiohttp.ClientSession() as session:
             asked = {k: v for k, v in request.headers.items() if k.lower() in check_headers}
-            async with session.request(request.method, f"{platform}{http['pathPrefix']}{request.path}",
+            asked["Host"] = request.host  # Envoy always sends the request's Host (the notebook's origin)
+            async with session.request(request.method, f"{platform}{http['pathPrefix']}{request.path_qs}",
                                        headers=asked, allow_redirects=False) as answer:
                 if answer.status != 200:
-                    return web.Response(status=answer.status, body=await answer.read())
+                    denied = [(k, v) for k, v in answer.headers.items() if k.lower() in deny_headers]
+                    return web.Response(status=answer.status, body=await answer.read(), headers=denied)
                 added = {k: v for k, v in answer.headers.items() if k.lower() in upstream_headers}
             headers = {k: v for k, v in request.headers.items()
                        if k.lower() not in upstream_headers and k.lower() not in ("host", "content-length")}
             headers.update(added)
+            headers["Host"] = request.host  # Envoy keeps the request's authority: Jupyter compares Origin with it
             target = f"{jupyter}{request.path_qs}"
             if request.headers.get("Upgrade", "").lower() == "websocket":
                 return await _websocket(request, session, target.replace("http", "ws", 1), headers)

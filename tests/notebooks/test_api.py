@@ -47,6 +47,7 @@ def test_quota_of_the_resource_group_bounds_resources(app, admin, user, notebook
 def test_authz_answers_only_the_proxy(app, user, notebook_world):
     pid, image = notebook_world["project"]["id"], notebook_world["image"]
     created(user.post("/api/v1/notebook/", json={"project_id": pid, "name": "lab", "image": image}))
-    path = f"/notebook/{notebook_world['project']['name']}/lab/lab"
-    answer = user.get(f"/api/v1/notebook/authz?path={path}")  # a user asking directly never sees the token
-    assert answer.status_code == 403 and "token" not in answer.get_data(as_text=True)
+    host = f"lab.{notebook_world['project']['name']}.localhost"
+    for asked in (user.get(f"/api/v1/notebook/authz?host={host}&path=/"),  # a user asking never sees the token
+                  user.post("/api/v1/notebook/handoff", json={"code": "x", "host": host})):
+        assert asked.status_code == 403 and "token" not in asked.get_data(as_text=True)

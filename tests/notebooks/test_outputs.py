@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.notebooks.origin_client import enter, platform_session
 from tests.notebooks.test_runtime import _reconcile, _run_cell
 from tests.world import created
 
@@ -25,7 +26,7 @@ def _write(root: Path, relative: str, text: str) -> Path:
     return path
 
 
-def test_a_notebook_reads_its_projects_outputs_only(app, user, notebook_world, local_backend, proxy, tmp_path):
+def test_a_notebook_reads_its_projects_outputs_only(app, user, notebook_world, local_backend, web, proxy, tmp_path):
     project = notebook_world["project"]
     own = local_backend.outputs_dir(project["namespace"])
     _write(own, "7/make/1/data.csv", "x,y\n1,2\n")
@@ -50,8 +51,10 @@ for name, path, mode in (("write", "/myapp/outputs/7/make/1/data.csv", "a"), ("n
         seen[name] = type(exc).__name__
 json.dumps(seen)
 """
-    base = f"{proxy}/notebook/{project['name']}/reader/"
-    seen = json.loads(ast.literal_eval(asyncio.run(_run_cell(base, {"Authorization": f"Bearer {user.token}"}, code))))
+    base = f"/notebook/{project['name']}/reader/"
+    member = enter(platform_session(web, user.username, user.password), web, proxy,
+                   f"reader.{project['name']}.localhost", base + "lab")
+    seen = json.loads(ast.literal_eval(asyncio.run(_run_cell(proxy + base, member.headers("POST"), code))))
     assert seen["runs"] == ["7", "8"] and seen["data"] == "x,y\n1,2\n" and seen["late"] == "later\n", seen
     assert seen["write"] != "opened" and seen["new"] != "opened", seen  # read-only
     assert seen["other"] != "opened", seen  # another project's outputs: not in its view at all

@@ -11,6 +11,7 @@ import psutil
 import pytest
 import requests
 
+from tests.notebooks.origin_client import enter, platform_session
 from tests.support import MYAPP, free_port, healthy, unique, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.backends]  # two platform starts and a JupyterLab: about a minute
@@ -61,15 +62,18 @@ def test_notebook_survives_a_platform_restart(tmp_path, platform_env):
 
         shown = wait_until(lambda: (s := state())["state"] == "running" and s, timeout=120, interval=0.5,
                            what=lambda: f"the notebook to run: {state()}")
-        assert shown["url"] == f"{proxy}/notebook/demo/lab/lab"
-        status = f"{proxy}/notebook/demo/lab/api/status"
-        assert requests.get(status, headers=auth, timeout=10).status_code == 200
+        assert shown["url"] == f"http://lab.demo.localhost:{notebook_port}/notebook/demo/lab/lab"
+        status = "/notebook/demo/lab/api/status"
+        browser = enter(platform_session(base, "admin", password), base, proxy, "lab.demo.localhost",
+                        "/notebook/demo/lab/lab")
+        assert browser.get(status).status_code == 200
         (jupyter,) = _jupyters(tmp_path)
 
         _stop(proc)  # the platform stops; the notebook does not
         assert jupyter.is_running() and jupyter.status() != psutil.STATUS_ZOMBIE
         proc = _start(env, port, notebook_port)
-        assert wait_until(lambda: requests.get(status, headers=auth, timeout=10).status_code == 200, timeout=30,
+        # The origin's session is the platform's (in its database): the browser stays in across the restart.
+        assert wait_until(lambda: browser.get(status).status_code == 200, timeout=30,
                           what="the proxy to reach the same notebook again")
         assert state()["state"] == "running" and _jupyters(tmp_path) == [jupyter]
 

@@ -1,5 +1,7 @@
-"""A real notebook: JupyterLab in the job sandbox, reached through the proxy by members only, HTTP and a
-kernel over a websocket; stopped, started again with its work folder, deleted with nothing left."""
+"""A real notebook: JupyterLab in the job sandbox, on its own origin through the proxy, entered by the
+platform's hand-off by members only, HTTP and a kernel over a websocket, Jupyter's XSRF check applying to
+browser requests, its own folders out of the work folder; stopped, started again with its work folder,
+deleted with nothing left."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +15,7 @@ import psutil
 import pytest
 import requests
 
+from tests.notebooks.origin_client import NAVIGATE, OriginClient, enter, platform_session
 from tests.world import add_member, created
 
 pytestmark = pytest.mark.slow  # JupyterLab starts twice: about 20 s
@@ -85,7 +88,18 @@ def _processes_under(folder: Path) -> list[Any]:
     return found
 
 
-def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_backend, proxy, tmp_path):
+def _refused_by_the_platform(web: str, proxy: str, host: str, path: str, someone) -> int:
+    """How the platform answers someone the notebook's origin sent to its hand-off (no code unless a developer)."""
+    first = OriginClient(proxy, host).get(path, headers=NAVIGATE)
+    assert first.status_code == 302, first.text
+    opened = requests.utils.urlparse(first.headers["Location"])
+    answer = platform_session(web, someone.username, someone.password).get(
+        f"{web}{opened.path}?{opened.query}", headers=NAVIGATE, allow_redirects=False, timeout=10)
+    assert "Location" not in answer.headers
+    return answer.status_code
+
+
+def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_backend, web, proxy, tmp_path):
     project = notebook_world["project"]
     nb = created(user.post("/api/v1/notebook/", json={"project_id": project["id"], "name": "lab",
                                                        "image": notebook_world["image"]}))
@@ -94,31 +108,40 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
     assert _reconcile(app, nb["id"], local_backend, tmp_path) == NotebookState.RUNNING
     shown = user.get(f"/api/v1/notebook/{nb['id']}").get_json()
     assert "state" in shown, shown
-    assert shown["state"] == "running" and shown["url"].endswith(f"/notebook/{project['name']}/lab/lab")
-    base = f"{proxy}/notebook/{project['name']}/lab/"
-    member = {"Authorization": f"Bearer {user.token}"}
+    host = f"lab.{project['name']}.localhost"
+    assert shown["state"] == "running" and shown["url"] == f"http://{host}:8081/notebook/{project['name']}/lab/lab"
+    base = f"/notebook/{project['name']}/lab/"
+    member = enter(platform_session(web, user.username, user.password), web, proxy, host, base + "lab")
 
-    # HTTP: members reach Jupyter (which never sees their token); others are refused before it.
-    status = requests.get(f"{base}api/status", headers=member, timeout=10)
+    # HTTP: members reach Jupyter (which never sees their session); others are refused before it.
+    status = member.get(f"{base}api/status")
     assert status.status_code == 200, status.text
-    assert requests.get(f"{base}api/status", timeout=10).status_code == 401
-    stranger = make_user()
-    refused = requests.get(f"{base}api/status", headers={"Authorization": f"Bearer {stranger.token}"}, timeout=10)
-    assert refused.status_code == 404 and "kernels" not in refused.text
+    assert OriginClient(proxy, host).get(f"{base}api/status").status_code == 401
+    assert _refused_by_the_platform(web, proxy, host, base + "lab", make_user()) == 404
     viewer = make_user()
     add_member(user, project["id"], viewer.username, "viewer")
-    assert requests.get(f"{base}api/status", headers={"Authorization": f"Bearer {viewer.token}"},
-                        timeout=10).status_code == 403
-    lab = requests.get(f"{base}lab", headers=member, timeout=30)
+    assert _refused_by_the_platform(web, proxy, host, base + "lab", viewer) == 403
+    lab = member.get(f"{base}lab")
     assert lab.status_code == 200 and "JupyterLab" in lab.text
+
+    # Jupyter's XSRF check applies to what the browser sends (the proxy's token does not lift it): a forged
+    # write without the _xsrf double-submit is refused by Jupyter itself, the same write with it passes.
+    forged = member.request("PUT", f"{base}api/contents/forged.txt", xsrf=False,
+                            json={"type": "file", "format": "text", "content": "x"})
+    assert forged.status_code == 403 and "_xsrf" in forged.text, forged.text
+    # Jupyter's cookie secret and runtime files are not in the work folder the project's jobs write.
+    work = local_backend.volume_dir(project["namespace"], "lab-work")
+    assert not [p for p in work.rglob("*") if p.name in ("jupyter_cookie_secret", "runtime")
+                or p.name.startswith("jpserver-")], sorted(work.rglob("*"))
 
     log = user.get(f"/api/v1/notebook/{nb['id']}/log").get_json()
     assert "replicas" in log, log
     assert log["replicas"] == ["notebook-0"] and any("Jupyter" in line["line"] for line in log["items"]), log
 
     # A kernel over the websocket, through the proxy.
-    assert asyncio.run(_run_cell(base, member, "1+1")) == "2"
-    assert asyncio.run(_terminal_echo(base, member, "hello-from-a-terminal")).count("hello-from-a-terminal") >= 2
+    assert asyncio.run(_run_cell(proxy + base, member.headers("POST"), "1+1")) == "2"
+    echoed = asyncio.run(_terminal_echo(proxy + base, member.headers("POST"), "hello-from-a-terminal"))
+    assert echoed.count("hello-from-a-terminal") >= 2
     from myapp.notebooks.activity import fetcher, last_activity
 
     with app.app_context():  # the culling check reads the kernel's and terminal's activity from Jupyter itself
@@ -135,8 +158,8 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
     given = (local_backend.workdir / "secrets" / project["namespace"] / "lab-jupyter-token" / "token").read_text()
     assert token == given.strip() and token not in stored and '"sealed:' in stored
     assert latest is not None and (dt.datetime.now(dt.UTC) - latest).total_seconds() < 60
-    saved = requests.put(f"{base}api/contents/kept.txt", headers=member, timeout=10,
-                         json={"type": "file", "format": "text", "content": "still here"})
+    saved = member.request("PUT", f"{base}api/contents/kept.txt",
+                           json={"type": "file", "format": "text", "content": "still here"})
     assert saved.status_code in (200, 201), saved.text
 
     # Jupyter runs with a token of its own, never in its command line.
@@ -148,16 +171,15 @@ def test_notebook_through_the_proxy(app, user, make_user, notebook_world, local_
     user.post(f"/api/v1/notebook/{nb['id']}/stop")
     assert _reconcile(app, nb["id"], local_backend, tmp_path) == NotebookState.STOPPED
     assert not _processes_under(job_dir)
-    assert requests.get(f"{base}api/status", headers=member, timeout=10).status_code == 409
+    assert member.get(f"{base}api/status").status_code == 409
     archived = user.get(f"/api/v1/notebook/{nb['id']}/log").get_json()  # the stopped attempt's, archived
     assert archived["items"] and archived["items"][-1]["seq"] >= log["items"][-1]["seq"]
     assert user.post(f"/api/v1/notebook/{nb['id']}/start").get_json()["state"] == "pending"
     assert _reconcile(app, nb["id"], local_backend, tmp_path) == NotebookState.RUNNING
-    kept = requests.get(f"{base}api/contents/kept.txt", headers=member, timeout=10)
+    kept = member.get(f"{base}api/contents/kept.txt")
     assert kept.status_code == 200 and kept.json()["content"] == "still here"
 
     # Delete: processes, token Secret and work folder gone, then the row.
-    work = local_backend.volume_dir(project["namespace"], "lab-work")
     assert work.is_dir()
     assert user.delete(f"/api/v1/notebook/{nb['id']}").status_code == 200
     assert _reconcile(app, nb["id"], local_backend, tmp_path) is None
