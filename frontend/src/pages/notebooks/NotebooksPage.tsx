@@ -54,7 +54,7 @@ export default function NotebooksPage() {
 
   function rowButtons(nb: Notebook) {
     const allowed = actions(nb, project.role);
-    const url = openUrl(nb, project.name);
+    const url = openUrl(nb);
     return (
       <>
         {url ? (

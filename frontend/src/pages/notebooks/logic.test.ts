@@ -57,12 +57,12 @@ describe("idleTime", () => {
 });
 
 describe("openUrl", () => {
-  it("is the server's link, or the platform's path to JupyterLab, only while it serves", () => {
-    expect(openUrl(notebook({ url: "http://host:8081/notebook/vision/scratch/lab" }), "vision"))
-      .toBe("http://host:8081/notebook/vision/scratch/lab");
-    expect(openUrl(notebook(), "vision")).toBe("/notebook/vision/scratch/lab");
-    expect(openUrl(notebook({ state: "idle" }), "vision")).toBe("/notebook/vision/scratch/lab");
-    expect(openUrl(notebook({ state: "pending", url: "x" }), "vision")).toBeNull();
+  it("is the server's link on the notebook's own origin, only while it serves", () => {
+    const url = "http://scratch.vision.localhost:8081/notebook/vision/scratch/lab";
+    expect(openUrl(notebook({ url }))).toBe(url);
+    expect(openUrl(notebook({ state: "idle", url }))).toBe(url);
+    expect(openUrl(notebook())).toBeNull(); // never a path on the platform's own origin
+    expect(openUrl(notebook({ state: "pending", url: "x" }))).toBeNull();
   });
 });
 

@@ -49,10 +49,11 @@ export function idleTime(nb: Notebook, now: number): string | null {
   return shortDuration(now - new Date(since).getTime());
 }
 
-/** Where the browser opens JupyterLab: the server's link, else the platform's path for it. */
-export function openUrl(nb: Notebook, project: string): string | null {
+/** Where the browser opens JupyterLab: the server's link, on the notebook's own origin (the platform's
+ * hand-off lets the browser in there); never a path on the platform's origin. */
+export function openUrl(nb: Notebook): string | null {
   if (!SERVING.includes(nb.state)) return null;
-  return nb.url ?? `/notebook/${encodeURIComponent(project)}/${encodeURIComponent(nb.name)}/lab`;
+  return nb.url ?? null;
 }
 
 export interface Actions {
