@@ -72,6 +72,17 @@ def cut_line(text: bytes, max_line: int, dropped: int = 0) -> bytes:
     return text[:end] + b" \xe2\x80\xa6[line cut: %d bytes dropped]" % (len(text) - end + dropped)
 
 
+def cut_mark(limits: LogLimits, window: int) -> bytes:
+    """In place of the first dropped line, written when it is dropped."""
+    return (b"[log cut: this replica's log reached its cap of %d bytes; later lines are dropped, and its last %d "
+            b"bytes are kept when it ends]" % (limits.max_bytes, window - 2 * MARK_ROOM))
+
+
+def dropped_mark(lines: int, size: int) -> bytes:
+    """In place of the last dropped line, written when the replica ends."""
+    return b"[log cut: %d lines (%d bytes) dropped here]" % (lines, size)
+
+
 class LineSplitter:
     """Bytes in, capped lines out, holding at most one capped line: a 50 MB line costs no more memory
     than a short one."""
@@ -82,24 +93,34 @@ class LineSplitter:
         self._dropped = 0  # bytes of the current line beyond what is held
 
     def feed(self, data: bytes) -> list[bytes]:
+        """``data``: a pipe read (at most 64 KiB), split at once; the held line is capped."""
+        parts = data.split(b"\n")
+        rest = parts.pop()
         out = []
-        start = 0
-        while (end := data.find(b"\n", start)) >= 0:
-            self._hold(data, start, end)
+        if parts:
+            self._hold(parts[0])
             out.append(self._line())
-            start = end + 1
-        self._hold(data, start, len(data))
+            limit = self.max_line + SUFFIX_ROOM
+            ascii_only = data.isascii()  # then a line is already clean but for a CR
+            for raw in parts[1:]:
+                if len(raw) > limit:
+                    self._hold(raw)
+                    out.append(self._line())
+                elif ascii_only:
+                    out.append(raw[:-1] if raw.endswith(b"\r") else raw)
+                else:
+                    out.append(clean(raw))
+        self._hold(rest)
         return out
 
     def end(self) -> bytes | None:
         """The last line if it had no newline."""
         return self._line() if self._buf or self._dropped else None
 
-    def _hold(self, data: bytes, start: int, end: int) -> None:
-        room = self.max_line + SUFFIX_ROOM + 1 - len(self._buf)
-        take = max(0, min(room, end - start))
-        self._buf += data[start:start + take]
-        self._dropped += end - start - take
+    def _hold(self, part: bytes) -> None:
+        take = max(0, min(self.max_line + SUFFIX_ROOM + 1 - len(self._buf), len(part)))
+        self._buf += part[:take]
+        self._dropped += len(part) - take
 
     def _line(self) -> bytes:
         text = cut_line(clean(bytes(self._buf)), self.max_line, self._dropped)
@@ -144,9 +165,7 @@ class Capper:
             old_seq, old_ts, old = self._kept.popleft()
             self._kept_bytes -= len(old)
             if not self.dropped_lines:
-                self._out(record(old_seq, old_ts, "m", b"[log cut: this replica's log reached its cap of %d bytes; "
-                                 b"later lines are dropped, and its last %d bytes are kept when it ends]"
-                                 % (self.limits.max_bytes, self.window - 2 * MARK_ROOM)))
+                self._out(record(old_seq, old_ts, "m", cut_mark(self.limits, self.window)))
             self.dropped_lines += 1
             self.dropped_bytes += len(old)
             self._last_dropped = (old_seq, old_ts)
@@ -158,8 +177,7 @@ class Capper:
         self.closed = True
         if self.dropped_lines > 1:
             seq, ts = self._last_dropped
-            self._out(record(seq, ts, "m", b"[log cut: %d lines (%d bytes) dropped here]"
-                             % (self.dropped_lines, self.dropped_bytes)))
+            self._out(record(seq, ts, "m", dropped_mark(self.dropped_lines, self.dropped_bytes)))
         while self._kept:
             self._out(self._kept.popleft()[2])
         self._kept_bytes = 0

@@ -47,30 +47,43 @@ def _trim(partial: bytes) -> bytes:
     return partial[:half] + partial[-half:]
 
 
-def lines_backward(fh: BinaryIO, end: int, floor: int = 0) -> Iterator[tuple[bytes, bool]]:
+def lines_backward(fh: BinaryIO, end: int, floor: int = 0, needle: bytes | None = None,
+                   passed: Callable[[bytes], bool] | None = None) -> Iterator[tuple[bytes, bool]]:
     """(line without its newline, cut) of the complete lines in [floor, end), newest first; ``end`` is just
     after a newline. A line longer than MAX_RAW keeps its two ends (cut). With ``floor`` > 0 the line that
-    crosses it is left out."""
+    crosses it is left out. With ``needle``, a block without it is passed over whole (a search costs a
+    bytes compare per block), and ``passed`` is asked about the oldest line of each: True stops."""
     pos = end - 1  # the last newline is not a separator
     partial, cut = b"", False
     while pos > floor:
         size = min(BLOCK, pos - floor)
         pos -= size
         fh.seek(pos)
-        parts = fh.read(size).split(b"\n")
-        parts[-1] += partial
-        partial = parts[0]
-        for raw in reversed(parts[1:]):
-            yield (raw, cut) if len(raw) <= MAX_RAW else (_trim(raw), True)
-            cut = False
+        block = fh.read(size)
+        if needle is not None and needle not in block + partial:
+            newline = block.find(b"\n")
+            if newline < 0:
+                partial = block + partial
+            elif passed is not None and passed((block[newline + 1:newline + 64] + partial[:64])[:64]):
+                return
+            else:
+                partial, cut = block[:newline], False
+        else:
+            parts = block.split(b"\n")
+            parts[-1] += partial
+            partial = parts[0]
+            for raw in reversed(parts[1:]):
+                yield (raw, cut) if len(raw) <= MAX_RAW else (_trim(raw), True)
+                cut = False
         if len(partial) > MAX_RAW:
             partial, cut = _trim(partial), True
     if floor == 0 and end > 0:
         yield partial, cut
 
 
-def lines_forward(fh: BinaryIO, start: int, end: int) -> Iterator[tuple[bytes, bool]]:
-    """(line without its newline, cut) of the complete lines in [start, end), oldest first."""
+def lines_forward(fh: BinaryIO, start: int, end: int, needle: bytes | None = None) -> Iterator[tuple[bytes, bool]]:
+    """(line without its newline, cut) of the complete lines in [start, end), oldest first; with ``needle``,
+    blocks without it are passed over whole."""
     pos, partial, cut = start, b"", False
     while pos < end:
         fh.seek(pos)
@@ -78,12 +91,19 @@ def lines_forward(fh: BinaryIO, start: int, end: int) -> Iterator[tuple[bytes, b
         if not block:
             return
         pos += len(block)
-        parts = block.split(b"\n")
-        parts[0] = partial + parts[0]
-        partial = parts.pop()
-        for raw in parts:
-            yield (raw, cut) if len(raw) <= MAX_RAW else (_trim(raw), True)
-            cut = False
+        if needle is not None and needle not in partial + block:
+            newline = block.rfind(b"\n")
+            if newline < 0:
+                partial += block
+            else:
+                partial, cut = block[newline + 1:], False
+        else:
+            parts = block.split(b"\n")
+            parts[0] = partial + parts[0]
+            partial = parts.pop()
+            for raw in parts:
+                yield (raw, cut) if len(raw) <= MAX_RAW else (_trim(raw), True)
+                cut = False
         if len(partial) > MAX_RAW:
             partial, cut = _trim(partial), True
 
@@ -99,6 +119,17 @@ def complete_end(fh: BinaryIO) -> int:
             return pos - size + found + 1
         pos -= size
     return 0
+
+
+def _seq_of(raw: bytes) -> int:
+    first = raw.partition(b" ")[0]
+    return int(first) if first.isdigit() else 0
+
+
+def needle_of(keep: Keep) -> bytes | None:
+    """The text a filter keeps lines by (``observation.LogFilter.search``), to skip records without it."""
+    search = getattr(keep, "search", None)
+    return search.encode() if isinstance(search, str) and search else None
 
 
 def parse(replica: str, raw: bytes, cut: bool, seq: int | None = None) -> LogLine:
@@ -146,26 +177,34 @@ class ReplicaFile:
             return self._lines()
         return next((line.seq for line in self.backward()), 0)
 
-    def backward(self, after: int = 0) -> Iterator[LogLine]:
-        """Lines after seq ``after``, newest first: reads only as far back as they go."""
+    def backward(self, after: int = 0, needle: bytes | None = None) -> Iterator[LogLine]:
+        """Lines after seq ``after``, newest first: reads only as far back as they go. With ``needle``, only
+        lines whose record holds it are parsed (a search skips the others at the cost of a bytes compare)."""
         seq = self._lines() + 1 if self.counted else None
-        for raw, cut in lines_backward(self.fh, self.end):
+        if seq is None and needle is not None:  # records carry their seq: whole blocks can be passed over
+            lines = lines_backward(self.fh, self.end, 0, needle, lambda raw: bool(after) and _seq_of(raw) <= after)
+        else:
+            lines = lines_backward(self.fh, self.end)
+        for raw, cut in lines:
             if seq is not None:
                 seq -= 1
-            line = parse(self.replica, raw, cut, seq)
-            if line.seq <= after:
+                if seq <= after:
+                    return
+            elif after and _seq_of(raw) <= after:
                 return
-            yield line
+            if needle is None or needle in raw:
+                yield parse(self.replica, raw, cut, seq)
 
-    def forward(self, after: int = 0) -> Iterator[LogLine]:
+    def forward(self, after: int = 0, needle: bytes | None = None) -> Iterator[LogLine]:
         """Lines after seq ``after``, oldest first, from the record where they start."""
         if self.counted:
             for seq, (raw, cut) in enumerate(lines_forward(self.fh, 0, self.end), start=1):
-                if seq > after:
+                if seq > after and (needle is None or needle in raw):
                     yield parse(self.replica, raw, cut, seq)
             return
-        for raw, cut in lines_forward(self.fh, self.start_of(after), self.end):
-            yield parse(self.replica, raw, cut)
+        for raw, cut in lines_forward(self.fh, self.start_of(after) if after else 0, self.end, needle):
+            if needle is None or needle in raw:
+                yield parse(self.replica, raw, cut)
 
     def start_of(self, after: int) -> int:
         """The offset of the first record whose seq is above ``after`` (``end`` if none), by bisection."""
@@ -183,14 +222,15 @@ class ReplicaFile:
         """The first record starting at ``offset`` or later."""
         if offset == 0:
             return 0
-        pos = offset - 1
+        pos, size = offset - 1, 4096  # a record is short: read a little first
         while pos < self.end:
             self.fh.seek(pos)
-            block = self.fh.read(min(BLOCK, self.end - pos))
+            block = self.fh.read(min(size, self.end - pos))
             found = block.find(b"\n")
             if found >= 0:
                 return pos + found + 1
             pos += len(block)
+            size = BLOCK
         return self.end
 
     def _seq_at(self, start: int) -> int:
@@ -219,8 +259,8 @@ class ReplicaFiles:
         with ExitStack() as stack:
             files = self._open(stack)
             ends = {f.replica: f.last_seq() for f in files}
-            newest_first = heapq.merge(*(f.backward(after.get(f.replica, 0)) for f in files),
-                                       key=lambda line: line.timestamp, reverse=True)
+            needle = needle_of(keep)
+            newest_first = _merge([f.backward(after.get(f.replica, 0), needle) for f in files], reverse=True)
             picked: list[LogLine] = []
             if limit > 0:
                 for line in newest_first:
@@ -241,12 +281,20 @@ class ReplicaFiles:
         except BaseException:
             stack.close()
             raise
-        return _merged(stack, [f.forward(after.get(f.replica, 0)) for f in files], keep)
+        needle = needle_of(keep)
+        return _kept(stack, [f.forward(after.get(f.replica, 0), needle) for f in files], keep)
 
 
-def _merged(stack: ExitStack, streams: list[Iterator[LogLine]], keep: Keep) -> Iterator[LogLine]:
+def _merge(streams: list[Iterator[LogLine]], reverse: bool = False) -> Iterator[LogLine]:
+    """Lines of several replicas by time (one replica's as they are)."""
+    if len(streams) == 1:
+        return streams[0]
+    return heapq.merge(*streams, key=lambda line: line.timestamp, reverse=reverse)
+
+
+def _kept(stack: ExitStack, streams: list[Iterator[LogLine]], keep: Keep) -> Iterator[LogLine]:
     with stack:
-        for line in heapq.merge(*streams, key=lambda line: line.timestamp):
+        for line in _merge(streams):
             if keep(line):
                 yield line
 

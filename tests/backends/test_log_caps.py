@@ -3,8 +3,11 @@ where lines were dropped, seqs that survive the cut and the archive, files read 
 from __future__ import annotations
 
 import json
+import random
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +161,37 @@ def test_an_archive_of_the_older_format_is_read_from_its_end_within_the_cap(tmp_
         LogLine("r1", 25_000, "old 49999", 49_999.0)]
     archive.write(REF, iter([LogLine("r0", 1, "new", 1.0)]))  # archived again: the new format replaces it
     assert not legacy.exists() and [ln.line for ln in archive.read(REF)] == ["new"]
+
+
+def test_the_benchmarks_flood_is_byte_for_byte_what_the_supervisor_writes(tmp_path):
+    """benchmarks/log_tail.py (and tests/test_log_bounds.py) write the flooded log directly, for speed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from log_tail import flood, stamp
+
+    log = ReplicaLog(tmp_path / "w.log", SMALL)
+    for seq in range(1, 60_001):
+        log.feed(1, "o", (b"h" * 100_000 if seq == 59_990 else b"line %d" % seq) + b"\n", stamp(seq))
+    log.close()
+    assert (tmp_path / "w.log").read_bytes() == b"".join(flood(SMALL, 60_000, 59_990, 100_000))
+
+
+def test_a_search_passes_over_blocks_without_its_text_and_finds_what_a_line_by_line_read_finds(tmp_path):
+    """Lines longer than a block, texts across block edges, resuming after a seq: the same lines either way."""
+    rng = random.Random(7)
+    words = [b"alpha", b"beta", b"gamma", b"delta"]
+    records, seq = [], 0
+    for _ in range(500):
+        seq += rng.choice((1, 1, 1, 40))  # gaps, as a cut leaves
+        size = rng.choice((10, 80, 300, 10, 80, 300, 50_000, 100_000))
+        text = b"x" * rng.randrange(size) + rng.choice(words) * (rng.random() < 0.1) + b"y" * rng.randrange(size)
+        records.append(b"%d %d.000000 o %s\n" % (seq, seq, text))
+    path = tmp_path / "w.log"
+    path.write_bytes(b"".join(records))
+    f = ReplicaFile("w", path)
+    every_back, every_forward = list(f.backward()), list(f.forward())
+    for needle in (b"alpha", b"gamma", b"xalphay", b"nowhere"):
+        for after in (0, seq // 3, seq - 50):
+            wanted = [ln for ln in every_back if ln.seq > after and needle.decode() in ln.line]
+            assert list(f.backward(after, needle)) == wanted
+            assert list(f.forward(after, needle)) == wanted[::-1]
+    assert every_forward == every_back[::-1] and len(every_back) == 500
