@@ -237,18 +237,6 @@ class LocalBackend:
             return
         if self._state(ref)["state"] not in TERMINAL:
             self.cancel(ref)
-    def _remove_volume(self, namespace: str, claim: str) -> None:
-        """A claim's folder, deleted by descriptor beneath the project's data folder: the job's uid owns
-        everything in it, so ``volumes`` may be a link or be swapped for one meanwhile; that is refused
-        (never followed into another project's folder)."""
-        try:
-            with Folder.open(self.data_dir(namespace)) as data:
-                data.remove_tree(f"volumes/{claim}")
-        except FileNotFoundError:
-            return
-        except Refused as exc:
-            raise PermanentBackendError(f"claim {claim!r} not removed: {exc.message}") from None
-
         supervisor = process(ProcessId.from_dict(read_json(meta / "supervisor.json")))
         if supervisor is not None:  # it exits right after writing the final state
             try:
@@ -260,6 +248,18 @@ class LocalBackend:
         with contextlib.suppress(FileNotFoundError), Folder.open(self.workdir / ref.namespace) as jobs:
             jobs.remove_tree(ref.job_name)  # the attempt's folder is the job's: by descriptor
         self._reap()
+
+    def _remove_volume(self, namespace: str, claim: str) -> None:
+        """A claim's folder, deleted by descriptor beneath the project's data folder: the job's uid owns
+        everything in it, so ``volumes`` may be a link or be swapped for one meanwhile; that is refused
+        (never followed into another project's folder)."""
+        try:
+            with Folder.open(self.data_dir(namespace)) as data:
+                data.remove_tree(f"volumes/{claim}")
+        except FileNotFoundError:
+            return
+        except Refused as exc:
+            raise PermanentBackendError(f"claim {claim!r} not removed: {exc.message}") from None
 
     def changed_runs(self) -> set[int]:
         """The runs whose jobs started running or finished since the last call (their markers are
