@@ -314,5 +314,7 @@ def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:
     elif files:  # a file gone or swapped for a link since the listing is left out
         with outputs_folder(namespace) as outputs, outputs.folder(str(attempt.output_dir)) as folder:
             folder.write_zip(out, [(f["path"], f["size"]) for f in files])
+    else:
+        zips.write(out, [])  # nothing written: an empty zip, still a zip
     out.seek(0)
     return out
