@@ -238,6 +238,7 @@ def build_world(app, make_user) -> FuzzWorld:
             "project_id": fresh["project"](), "resource_group_id": cat["resource_group"], "cpu": "1",
             "memory": "1Gi", "gpus": 0}))["id"],
         "member": spare_member,
+        "user": lambda: ids["user"],  # DELETE /user/{pk}/login_limits clears limits: no user is deleted
     }
     return FuzzWorld(app, user, admin, ids, fresh)
 
