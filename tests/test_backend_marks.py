@@ -31,6 +31,7 @@ BACKEND_CODE: dict[str, tuple[str, ...]] = {
     "myapp/shared_limits.py": ("tests/security/test_shared_limits.py",),
     "myapp/api/streams.py": ("tests/security/test_shared_limits.py",),
     "myapp/logins.py": ("tests/security/test_shared_limits.py", "tests/api/test_users.py"),
+    "myapp/login_limits.py": ("tests/security/test_login_limits.py", "tests/security/test_shared_limits.py"),
     "myapp/broker.py": ("tests/test_celery.py", "tests/pipelines/test_action_lane.py"),
     "myapp/celery_app.py": ("tests/test_celery.py", "tests/pipelines/test_action_lane.py",
                             "tests/pipelines/test_faults.py"),
