@@ -1,9 +1,9 @@
 // An attempt's aggregated logs, live: replica filter, search, follow-tail and download.
 import { useEffect, useState } from "react";
-import { api, describeError, qs } from "../../api";
+import { api, qs } from "../../api";
 import type { AttemptSummary, LogBatch, LogLine, StreamProblem, TaskLogs } from "../../types";
 import { useDebounced, useEventStream } from "./hooks";
-import { addReplicas, mergeLines, replicaColor, toLogFile } from "./logBuffer";
+import { addReplicas, mergeLines, replicaColor } from "./logBuffer";
 import { LogView } from "./LogView";
 import { StreamIndicator } from "./StreamIndicator";
 
@@ -18,7 +18,6 @@ export function LogsTab({ attempt, taskName }: Props) {
   const search = useDebounced(searchText.trim(), 300);
   const [follow, setFollow] = useState(true);
   const [replicas, setReplicas] = useState<string[]>([]);
-  const [downloadError, setDownloadError] = useState("");
 
   // Each filter is a new stream from the tail; lines belong to the stream (url) they came from.
   const url = `/api/v1/task_run/${attempt.id}/log_stream${qs({ replica, search })}`;
@@ -44,22 +43,6 @@ export function LogsTab({ attempt, taskName }: Props) {
       .then((r) => setReplicas((known) => addReplicas(known, r.replicas.map((name) => ({ replica: name })))))
       .catch(() => undefined); // the stream shows the replicas it sees; this list only completes it
   }, [attempt.id, ended]);
-
-  const download = async () => {
-    setDownloadError("");
-    try {
-      const data = await api<TaskLogs>(
-        `/api/v1/task_run/${attempt.id}/logs${qs({ limit: 10000, replica, search })}`);
-      const href = URL.createObjectURL(new Blob([toLogFile(data.items)], { type: "text/plain" }));
-      const link = document.createElement("a");
-      link.href = href;
-      link.download = `${taskName}-attempt${attempt.attempt}.log`;
-      link.click();
-      window.setTimeout(() => URL.revokeObjectURL(href), 1000);
-    } catch (err) {
-      setDownloadError(describeError(err));
-    }
-  };
 
   const filtered = Boolean(replica || search);
   const empty = status === "ended"
@@ -87,9 +70,10 @@ export function LogsTab({ attempt, taskName }: Props) {
         </label>
         <StreamIndicator status={status} />
         <span className="muted log-count">{lines.length.toLocaleString()} lines</span>
-        <button type="button" onClick={() => void download()}>Download</button>
+        {/* The whole log (these filters applied), streamed by the server as it reads it. */}
+        <a className="button" href={`/api/v1/task_run/${attempt.id}/log_download${qs({ replica, search })}`}
+          download={`${taskName}-attempt${attempt.attempt}.log`}>Download</a>
       </div>
-      {downloadError && <p className="field-error" role="alert">Download failed: {downloadError}</p>}
       {problem?.url === url && <p className="field-error" role="status">{problem.message}; retrying…</p>}
       <LogView lines={lines} follow={follow} onFollowChange={setFollow} empty={empty} colorOf={replicaColor} />
     </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addReplicas, mergeLines, replicaColor, toLogFile } from "./logBuffer";
+import { addReplicas, mergeLines, replicaColor } from "./logBuffer";
 import type { LogLine } from "../../types";
 
 const line = (replica: string, seq: number, text = `${replica}#${seq}`): LogLine =>
@@ -46,13 +46,6 @@ describe("addReplicas", () => {
   it("returns the same list when nothing is new", () => {
     const known = ["a"];
     expect(addReplicas(known, [line("a", 1)])).toBe(known);
-  });
-});
-
-describe("toLogFile", () => {
-  it("writes time, replica tag and text per line", () => {
-    expect(toLogFile([{ replica: "worker-1", seq: 1, line: "hello", timestamp: 0 }]))
-      .toBe("1970-01-01T00:00:00.000Z [worker-1] hello\n");
   });
 });
 

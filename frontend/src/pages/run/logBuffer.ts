@@ -26,11 +26,6 @@ export function addReplicas(known: string[], lines: { replica: string }[]): stri
   return added.length ? [...known, ...added] : known;
 }
 
-/** The downloadable text: one line per log line, "<ISO time> [replica] text". */
-export function toLogFile(lines: LogLine[]): string {
-  return lines.map((l) => `${new Date(l.timestamp * 1000).toISOString()} [${l.replica}] ${l.line}\n`).join("");
-}
-
 const PALETTE = ["#2459d6", "#b5478a", "#1a7f37", "#c2410c", "#7c3aed", "#0e7490", "#9a6700", "#be123c"];
 
 /** A stable colour per replica name, the same in the log view and the metric charts. */
