@@ -12,7 +12,7 @@ the API does (`logrecords.ReplicaFiles`, the source of a running local attempt a
 - the download (every line, streamed);
 - the baseline, in the same run: the file read whole and its last 100 lines kept, as before.
 
-    .venv/bin/python benchmarks/log_tail.py           # 64 MiB at the default caps; ~30 s, ~1 GB for the baseline
+    .venv/bin/python benchmarks/log_tail.py           # 64 MiB at the default caps; ~1 min, ~1 GB for the baseline
     .venv/bin/python benchmarks/log_tail.py --quick   # an 8 MiB cap; ~5 s
 
 Exit status 1 means the benchmark broke (the tail is not the file's last 100 lines, or a count is off). A
