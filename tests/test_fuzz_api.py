@@ -27,7 +27,15 @@ import schemathesis
 from schemathesis.config import HealthCheck
 
 from tests.support import ApiClient, unique
-from tests.world import add_member, build_catalog, build_project, created, insert_finished_run, insert_task_run
+from tests.world import (
+    add_member,
+    build_catalog,
+    build_project,
+    created,
+    data_file,
+    insert_finished_run,
+    insert_task_run,
+)
 
 pytestmark = pytest.mark.backends
 
@@ -216,7 +224,7 @@ def build_world(app, make_user) -> FuzzWorld:
 
     def model_version() -> int:
         return created(user.post("/api/v1/model_version/", json={
-            "project_id": pid, "name": unique("m"), "uri": "file:///models/m.pt"}))["id"]
+            "project_id": pid, "name": unique("m"), "uri": data_file(app, pid, "models/m.pt")}))["id"]
 
     fresh: dict[str, Callable[[], int]] = {
         "project": lambda: created(user.post("/api/v1/project/", json={"name": unique("p")}))["id"],

@@ -55,7 +55,7 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
     world.ids["notebook"] = created(owner.post("/api/v1/notebook/", json={
         "project_id": pid, "name": "nb", "image": f"{image['repository']}:{image['tag']}"}))["id"]
     world.ids["model_version"] = created(owner.post("/api/v1/model_version/", json={
-        "project_id": pid, "name": "digits", "uri": "file:///models/digits.pt",
+        "project_id": pid, "name": "digits", "uri": "file://" + data_file(app, pid, "trained/digits.pt"),
         "task_run_id": world.ids["task_run"]}))["id"]
     world.ids["inference_service"] = created(owner.post("/api/v1/inference_service/", json={
         "project_id": pid, "name": "digits", "model_version_id": world.ids["model_version"]}))["id"]
@@ -100,3 +100,18 @@ def add_member(owner: ApiClient, project_id: int, username: str, role: str) -> i
     """Add a member through the API (as an owner or an admin); returns the membership's id."""
     return created(owner.post(f"/api/v1/project/{project_id}/members",
                               json={"username": username, "role": role}))["id"]
+
+
+def data_file(app, project_id: int, name: str = "model.joblib", content: bytes = b"model") -> str:
+    """A file in the project's data folder (where a model version's local uri may point), as a job would
+    leave it there; its absolute path."""
+    from myapp.backends.registry import local_workdir
+    from myapp.extensions import db
+    from myapp.models import Project
+
+    with app.app_context():
+        folder = local_workdir() / "data" / db.session.get(Project, project_id).namespace
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    return str(path)

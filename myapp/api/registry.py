@@ -9,7 +9,6 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import fields, validate
 
-from .. import outputs
 from ..errors import FieldError
 from ..extensions import db
 from ..fields import DnsLabel, Int, StrictSchema
@@ -22,7 +21,7 @@ from ..models import (
     TaskRun,
 )
 from ..plain_data import INT64_MAX, NonFinite, problem
-from ..serving import storage, store
+from ..serving import local_uri, storage, store
 from ..serving import traffic as split
 from .base import Ref, ResourceApi
 from .errors import ApiError
@@ -103,21 +102,6 @@ def upload_fields() -> dict[str, Any]:
 LINEAGE = {"run_id": nullable(INTEGER), "pipeline_id": nullable(INTEGER)}
 
 
-def _check_outputs_uri(uri: str, project_id: int) -> None:
-    """A model a task wrote to its outputs (``/myapp/outputs/<run>/<task>/<attempt>/<file>``, what an
-    output reference resolves to): a run of the version's own project, since its model server gets that
-    attempt's folder mounted from the project's outputs volume."""
-    try:
-        found = outputs.attempt_of(uri)
-    except outputs.OutputError as exc:
-        raise FieldError(exc.field, exc.reason) from None
-    if found is None:
-        return
-    run_project = db.session.scalar(sa.select(PipelineRun.project_id).where(PipelineRun.id == found[0]))
-    if run_project != project_id:
-        raise FieldError("uri", f"run {found[0]} is not a run of this project")
-
-
 class ModelVersionApi(ResourceApi):
     resource_name = "model_version"
     class_permission_name = "ModelVersion"
@@ -146,7 +130,7 @@ class ModelVersionApi(ResourceApi):
     def before_save(self, obj: ModelVersion, data: dict, creating: bool) -> None:
         if creating:
             storage.check_uri(obj.uri)
-            _check_outputs_uri(obj.uri, obj.project_id)
+            local_uri.check(obj.uri, obj.project_id, db.session.get(Project, obj.project_id).namespace)
         if "stage" in data:
             obj.stage = ModelStage(data["stage"])
         if creating and obj.version is None:

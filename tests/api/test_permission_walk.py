@@ -44,7 +44,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.support import ApiClient, login_token, unique
-from tests.world import add_member, build_catalog, build_project, created, insert_finished_run
+from tests.world import add_member, build_catalog, build_project, created, data_file, insert_finished_run
 
 # Operations anyone may call: logging in needs no token.
 PUBLIC = {("post", "/api/v1/security/login"), ("post", "/api/v1/security/refresh")}
@@ -448,7 +448,8 @@ def more_replicas(w: Walk, pk: int) -> int:
 def new_version(w: Walk) -> int:
     """Another version of the model project A's service serves (the walk's canaries)."""
     return created(w.owner.post("/api/v1/model_version/", json={"project_id": w.a["project"], "name": "digits",
-                                                                 "uri": f"/models/digits-{w.n()}.pt"}))["id"]
+                                                                 "uri": data_file(w.app, w.a["project"],
+                                                                                  f"digits-{w.n()}.pt")}))["id"]
 
 
 def with_canary(w: Walk) -> int:
@@ -494,7 +495,8 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
                                          "image": catalog_image(w), "resource_group_id": w.cat["resource_group"]},
     "put /api/v1/notebook/{pk}": lambda w: {"resources": {"memory": f"{1000 + w.n()}Mi"}},
     "post /api/v1/model_version/": lambda w: {"project_id": w.a["project"], "name": unique("mv"),
-                                              "uri": "file:///models/x.pt", "task_run_id": w.a["task_run"]},
+                                              "uri": data_file(w.app, w.a["project"], "x.pt"),
+                                              "task_run_id": w.a["task_run"]},
     "post /api/v1/model_version/upload": lambda w: {"project_id": w.a["project"], "name": unique("mv"),
                                                     "file": (b"model bytes", "model.joblib")},
     "put /api/v1/model_version/{pk}": lambda w: {"metrics": {"accuracy": float(w.n())}},

@@ -23,7 +23,7 @@ from myapp.contract import run_token_secret
 from tests.fake_backend import FakeBackend
 from tests.pipelines.support import make_pipeline
 from tests.support import ApiClient, unique, wait_until
-from tests.world import build_catalog, build_project, created
+from tests.world import build_catalog, build_project, created, data_file
 
 pytestmark = pytest.mark.backends
 
@@ -502,8 +502,9 @@ def test_a_run_token_reaches_its_project_only_and_no_admin_api(app, catalog, mak
     # A's own objects are there for it, as for a developer: it reads, writes, but does not own.
     for resource in ("project", "pipeline", "task", "pipeline_run", "task_run", "model_version", "notebook"):
         assert api.get(f"/api/v1/{resource}/{a.ids[resource]}").status_code == 200, resource
+    model = data_file(app, a.ids["project"], "m.pt")
     assert api.post("/api/v1/model_version/", json={"project_id": a.ids["project"], "name": "digits",
-                                                     "uri": "file:///m.pt"}).status_code == 201
+                                                     "uri": model}).status_code == 201
     assert api.put(f"/api/v1/project/{a.ids['project']}", json={"description": "x"}).status_code == 403
 
 

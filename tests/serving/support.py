@@ -104,7 +104,8 @@ def digits_models(folder: Path) -> tuple[Path, Path, list[list[float]], list[int
 
 def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, name: str, uri: str,
                         admin: Any = None, engine: str = "deployments", **cluster: Any) -> dict[str, Any]:
-    """A project of `owner` with three versions of model "digits" (`uri` formatted with 1, 2, 3) and a
+    """A project of `owner` with three versions of model "digits" (`uri` formatted with 1, 2, 3; a path is
+    made a file of the project's data folder) and a
     serving controller on the Kubernetes backend. With `admin`: a Kubernetes cluster of that serving
     `engine` (and `cluster`'s other fields) and a resource group on it (`group`) for the services."""
     from myapp.backends.archive import FileLogArchive
@@ -112,7 +113,7 @@ def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, 
     from myapp.models import Project
     from myapp.serving.controller import ServingController
     from tests.support import unique
-    from tests.world import created
+    from tests.world import created, data_file
 
     group = cluster_id = None
     if admin is not None:
@@ -124,24 +125,13 @@ def kubernetes_services(app: Any, owner: Any, k8s_backend: Any, tmp_path: Path, 
     project = created(owner.post("/api/v1/project/", json={"name": unique(name)}))
     with app.app_context():
         namespace = db.session.get(Project, project["id"]).namespace
+    if uri.partition("://")[1]:
+        uris = [uri.format(i) for i in (1, 2, 3)]
+    else:  # a local path: files of the project's data folder, the only local place a version may name
+        uris = [data_file(app, project["id"], uri.format(i).lstrip("/")) for i in (1, 2, 3)]
     versions = [created(owner.post("/api/v1/model_version/", json={
-        "project_id": project["id"], "name": "digits", "uri": uri.format(i), "framework": "sklearn"}))["id"]
-        for i in (1, 2, 3)]
+        "project_id": project["id"], "name": "digits", "uri": u, "framework": "sklearn"}))["id"] for u in uris]
     serving = ServingController(lambda _service: k8s_backend, app.config["SECRET_KEY"],
                                 FileLogArchive(tmp_path / "logs"))
     return {"owner": owner, "pid": project["id"], "namespace": namespace, "versions": versions,
             "controller": serving, "group": group, "cluster": cluster_id}
-
-
-def data_file(app: Any, project_id: int, name: str = "model.joblib", content: bytes = b"model") -> str:
-    """A file in the project's data folder (where a version's local uri may point), as a job would leave it."""
-    from myapp.backends.registry import local_workdir
-    from myapp.extensions import db
-    from myapp.models import Project
-
-    with app.app_context():
-        folder = local_workdir() / "data" / db.session.get(Project, project_id).namespace
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content)
-    return str(path)

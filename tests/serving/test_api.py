@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import unique
-from tests.world import add_member, build_catalog, build_project, created
+from tests.world import add_member, build_catalog, build_project, created, data_file
 
 
 @pytest.fixture()
@@ -16,11 +16,12 @@ def world(app, make_user, admin):
     world = build_project(owner, catalog, app)
     pid = world.ids["project"]
     versions = [created(owner.post("/api/v1/model_version/", json={
-        "project_id": pid, "name": "mnist", "uri": f"/models/mnist-{i}.joblib", "framework": "sklearn",
+        "project_id": pid, "name": "mnist", "uri": data_file(app, pid, f"models/mnist-{i}.joblib"),
+        "framework": "sklearn",
         "signature": {"shape": [None, 64], "dtype": "float32"}, "metrics": {"accuracy": 0.9 + i / 100}}))
         for i in range(3)]
     other = created(owner.post("/api/v1/model_version/", json={"project_id": pid, "name": "other",
-                                                               "uri": "/models/o.joblib"}))
+                                                               "uri": data_file(app, pid, "models/o.joblib")}))
     service = created(owner.post("/api/v1/inference_service/", json={
         "project_id": pid, "name": unique("svc"), "model_version_id": versions[0]["id"]}))
     return {"owner": owner, "pid": pid, "versions": [v["id"] for v in versions], "other": other["id"],

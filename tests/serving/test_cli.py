@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from myapp.client import Client, ClientError
 from tests.support import unique
-from tests.world import created
+from tests.world import created, data_file
 
 
 class InProcess(Client):
@@ -26,18 +26,20 @@ class InProcess(Client):
         return data
 
 
-def test_model_register_numbers_versions_and_names_bad_fields(user, monkeypatch):
+def test_model_register_numbers_versions_and_names_bad_fields(app, user, monkeypatch):
     from myapp.pipelines import cli
 
-    project = created(user.post("/api/v1/project/", json={"name": unique("cli")}))["name"]
+    created_project = created(user.post("/api/v1/project/", json={"name": unique("cli")}))
+    project = created_project["name"]
+    model = data_file(app, created_project["id"], "digits.joblib")
     monkeypatch.setattr(cli, "_need_login", lambda: InProcess(user))
     runner = CliRunner()
-    args = ["register", "digits", "/data/digits.joblib", "--project", project, "--metrics", '{"accuracy": 0.97}',
+    args = ["register", "digits", model, "--project", project, "--metrics", '{"accuracy": 0.97}',
             "--signature", '{"shape": [null, 64], "dtype": "float32"}', "--json"]
     first = json.loads(runner.invoke(cli.model_group, args, catch_exceptions=False).output)
     second = json.loads(runner.invoke(cli.model_group, args, catch_exceptions=False).output)
     assert (first["version"], second["version"]) == (1, 2)
     assert first["metrics"] == {"accuracy": 0.97} and first["signature"] == {"shape": [None, 64], "dtype": "float32"}
-    bad = runner.invoke(cli.model_group, ["register", "digits", "/m", "--project", project,
+    bad = runner.invoke(cli.model_group, ["register", "digits", model, "--project", project,
                                           "--signature", '{"dtype": "complex"}'])
     assert bad.exit_code == 2 and "signature.dtype" in bad.output

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from myapp.errors import DomainError, Kind
 from myapp.serving.prometheus import figures, queries
-from tests.world import build_catalog, build_project, created
+from tests.world import build_catalog, build_project, created, data_file
 
 NOW = 1_800_000_000.0
 # What the fake Prometheus holds, per figure and version (constant over time).
@@ -107,7 +107,8 @@ def test_the_metrics_api_answers_from_prometheus_for_a_service_on_kubernetes(app
 
     owner = make_user()
     pid = build_project(owner, build_catalog(admin), app).ids["project"]
-    version = created(owner.post("/api/v1/model_version/", json={"project_id": pid, "name": "mnist", "uri": "/m"}))
+    version = created(owner.post("/api/v1/model_version/", json={"project_id": pid, "name": "mnist",
+                                                                  "uri": data_file(app, pid)}))
     service = created(owner.post("/api/v1/inference_service/", json={
         "project_id": pid, "name": "mnist", "model_version_id": version["id"]}))
     path = f"/api/v1/inference_service/{service['id']}/metrics?window=60"

@@ -13,9 +13,8 @@ import pytest
 
 from myapp.api.serving_proxy import upstream_path
 from myapp.serving.router_client import router_token
-from tests.serving.support import data_file
 from tests.support import unique
-from tests.world import add_member, created
+from tests.world import add_member, created, data_file
 
 
 class Recorder(BaseHTTPRequestHandler):

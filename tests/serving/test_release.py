@@ -5,7 +5,7 @@ from __future__ import annotations
 from myapp.backends.archive import FileLogArchive
 from tests.fake_backend import FakeBackend
 from tests.support import unique
-from tests.world import created
+from tests.world import created, data_file
 
 
 def test_a_deleted_projects_services_are_stopped(app, user, monkeypatch, tmp_path):
@@ -18,7 +18,7 @@ def test_a_deleted_projects_services_are_stopped(app, user, monkeypatch, tmp_pat
     monkeypatch.setattr(myapp.api.pipelines, "enqueue", lambda name, *args, **_: sent.append((name, *args)))
     project = created(user.post("/api/v1/project/", json={"name": unique("gone")}))
     version = created(user.post("/api/v1/model_version/", json={"project_id": project["id"], "name": "m",
-                                                                "uri": "/m.joblib"}))
+                                                                "uri": data_file(app, project["id"])}))
     service = created(user.post("/api/v1/inference_service/", json={"project_id": project["id"], "name": "svc",
                                                                      "model_version_id": version["id"]}))
     backend = FakeBackend(script={"svc-v1": ["hang"], "svc-router": ["hang"]})

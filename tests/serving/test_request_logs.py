@@ -59,10 +59,12 @@ def test_the_model_server_writes_its_sampled_lines_to_stdout_without_headers(tmp
             "--signature", json.dumps({"shape": [None, 64], "dtype": "float32"}), "--port", str(port)]
     with out.open("w") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT,
-                                env={"MODEL_SERVER_LOG_SAMPLE": "1000000", "PATH": "/usr/bin:/bin"})
+                                env={"MODEL_SERVER_LOG_SAMPLE": "1000000", "PATH": "/usr/bin:/bin",
+                                     "SERVING_TOKEN": "hidden-service-token"})
         try:
             wait_until(lambda: _answers(port) or proc.poll() is not None, what="model server", timeout=60)
-            client = Client(f"http://127.0.0.1:{port}", {"Authorization": "Bearer hidden-secret-token"})
+            client = Client(f"http://127.0.0.1:{port}", {"Authorization": "Bearer hidden-secret-token",
+                                                         "X-Router-Token": "hidden-service-token"})
             for _ in range(20):
                 assert client.call("POST", "/predict", {"instances": images[:2]})[0] == 200
             assert client.call("POST", "/predict", {"instances": [[1, 2]]})[0] == 400
@@ -72,7 +74,7 @@ def test_the_model_server_writes_its_sampled_lines_to_stdout_without_headers(tmp
             proc.terminate()
             proc.wait(timeout=10)
     text = out.read_text()
-    assert "hidden-secret-token" not in text and "Authorization" not in text
+    assert "hidden-secret-token" not in text and "Authorization" not in text and "hidden-service-token" not in text
     lines = marked(text)  # one in a million of the 200s: the error alone (every error is kept)
     assert [(e["version"], e["status"]) for e in lines] == [("v2", 400)]
     assert "instances[0]" in lines[0]["response"] and lines[0]["request"] == '{"instances": [[1, 2]]}'

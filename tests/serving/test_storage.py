@@ -8,7 +8,7 @@ import pytest
 
 from myapp.serving import manifests, storage
 from tests.support import unique
-from tests.world import created
+from tests.world import created, data_file
 
 SERVICE = manifests.ServiceSpec(id=7, name="digits", project="demo", namespace="demo-ns", service_account="demo-sa")
 
@@ -35,7 +35,8 @@ def test_registration_refuses_an_unsupported_or_malformed_uri(app, user, uri, re
 
 def test_a_local_service_refuses_a_remote_version_naming_uri(app, user):
     project = created(user.post("/api/v1/project/", json={"name": unique("storage-local")}))
-    local = created(user.post("/api/v1/model_version/", json={"project_id": project["id"], "name": "m", "uri": "/m"}))
+    local = created(user.post("/api/v1/model_version/", json={"project_id": project["id"], "name": "m",
+                                                              "uri": data_file(app, project["id"])}))
     remote = created(user.post("/api/v1/model_version/", json={
         "project_id": project["id"], "name": "m", "uri": "https://models.example.com/m.joblib"}))
     resp = user.post("/api/v1/inference_service/", json={

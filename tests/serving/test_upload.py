@@ -39,7 +39,7 @@ def store_of(app) -> Path:
 def kept_files(world) -> list[Path]:
     """The files in the project's model store (the instance folder is shared by the session's tests)."""
     namespace = world["owner"].get(f"/api/v1/project/{world['pid']}").get_json()["namespace"]
-    return sorted(p for p in (store_of(world["app"]) / namespace).rglob("*") if p.is_file())
+    return sorted(p for p in (store_of(world["app"]) / namespace / "models").rglob("*") if p.is_file())
 
 
 def errors_of(resp) -> dict[str, str]:
