@@ -180,6 +180,10 @@ def test_task_run_logs_and_metrics_endpoints_read_through_observation(app, user,
     assert some["replicas"] == ["master-0", "worker-0"]  # every replica, for the UI's picker
     assert user.get(f"{url}/metrics").get_json()["items"][0]["cpu_cores"] == 1.5
     assert make_user().get(f"{url}/logs").status_code == 404  # another project's attempt
+    download = user.get(f"{url}/log_download", query_string={"search": "loss"})
+    assert download.mimetype == "text/plain" and download.get_data(as_text=True) == "".join(
+        f"1970-01-01T00:01:4{i}.000Z [{replica}] {text}\n" for i, (replica, _, text) in enumerate(LIVE[:4]))
+    assert make_user().get(f"{url}/log_download").status_code == 404
 
 
 def test_a_live_read_the_backend_cannot_answer_is_503_and_a_problem_event(app, user, backend, task_id):
