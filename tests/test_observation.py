@@ -112,7 +112,8 @@ def test_a_finished_attempt_is_read_from_its_archive_and_stored_metrics(app, bac
     from myapp.observation import read_lines, read_metrics
 
     backend.gone = True  # cleaned up: asking the backend would fail
-    stored = [{"timestamp": 1.0, "replica": "master-0", "cpu_cores": 0.25}]
+    stored = [{"timestamp": 1.0, "replica": "master-0", "cpu_cores": 0.25, "memory_bytes": 2**20,
+               "gpu_utilization": None, "gpu_memory_bytes": None}]  # as the controller keeps them
     archived = [("master-0", 1, "archived a"), ("master-0", 2, "archived b"), ("worker-0", 1, "archived c")]
     attempt_id = make_attempt(app, task_id, state="succeeded", metrics=stored, archived=archived)
     empty_id = make_attempt(app, task_id, state="failed", archived=[])
