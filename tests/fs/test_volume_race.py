@@ -69,6 +69,7 @@ def test_deleting_a_work_folder_races_a_swapped_volumes_folder(tmp_path, resolve
         os.close(volumes_fd)
     assert swapped > 1000, f"the attacker swapped only {swapped} times"
     kept = b / "volumes" / CLAIM / "sub" / "keep.txt"
-    assert kept.is_file() and kept.read_text() == "B's", f"B's work folder was deleted by A's: {dict(outcomes)} {errors[:2]}"
+    assert kept.is_file() and kept.read_text() == "B's", \
+        f"B's work folder was deleted by A's: {dict(outcomes)} {errors[:2]}"
     assert not errors, f"{len(errors)} unexpected errors ({dict(outcomes)}): {errors[:3]}"
     assert outcomes["removed"] > 0 and outcomes["refused"] > 0, dict(outcomes)
