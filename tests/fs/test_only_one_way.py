@@ -19,7 +19,7 @@ NAMED = [
     "myapp/backends/local/supervisor.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
     "myapp/backends/logrecords.py", "myapp/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
     "myapp/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
-    "myapp/notebooks/lifecycle.py",
+    "myapp/notebooks/lifecycle.py", "myapp/project_caps.py",
 ]
 CONTROL = ("the attempt's .myapp control folder: made by the platform before any process of the job exists, "
            "masked by a read-only tmpfs in the job's sandbox (a mount point there: the job cannot rename it)")
