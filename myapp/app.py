@@ -10,6 +10,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
+from . import project_caps
 from .config import build_config
 from .extensions import appbuilder, cache, csrf, db, generations
 from .plain_data import INT32_MAX
@@ -64,6 +65,7 @@ def init_database(app: Flask) -> None:
     ping = bool(options.get("pool_pre_ping"))
     app.config["SQLALCHEMY_ENGINE_OPTIONS"] = {**options, "pool_pre_ping": False}  # done by _ping_when_idle
     db.init_app(app)
+    project_caps.install(db.session)  # objects and storage per project, counted in every flush that adds some
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             _sqlite_pragmas(db.engine)

@@ -211,6 +211,11 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": int(os.environ.get("MYAPP_MAX_BODY_BYTES", str(2 * 1024 * 1024))),
         # ... except a model file uploaded to the registry (myapp/api/serving.py), bounded by this.
         "MYAPP_MAX_MODEL_BYTES": int(os.environ.get("MYAPP_MAX_MODEL_BYTES", str(512 * 1024 * 1024))),
+        # Caps per project (myapp/project_caps.py; 0: none): objects of each kind, and the bytes its local data
+        # and outputs folders take (over it: no new runs, no uploads).
+        "MYAPP_PROJECT_MAX_OBJECTS": int(os.environ.get("MYAPP_PROJECT_MAX_OBJECTS", "10000")),
+        "MYAPP_PROJECT_MAX_STORAGE_BYTES": int(os.environ.get("MYAPP_PROJECT_MAX_STORAGE_BYTES",
+                                                              str(100 * 1024 ** 3))),
         # The Prometheus holding Istio's request figures of inference services on Kubernetes
         # (myapp/serving/prometheus.py); empty: their figures answer empty.
         "MYAPP_PROMETHEUS_URL": os.environ.get("MYAPP_PROMETHEUS_URL", ""),

@@ -16,6 +16,7 @@ class Kind(str, enum.Enum):
     CONFLICT = "conflict"  # it clashes with stored data: already exists, or the state does not allow it
     UNPROCESSABLE = "unprocessable"  # well-formed and consistent, yet cannot be carried out (e.g. rendered)
     UNAVAILABLE = "unavailable"  # a system we depend on (a cluster, a backend) cannot answer now; try again
+    TOO_LARGE = "too_large"  # more than a limit allows to be stored (a file over the project's storage cap)
 
 
 class DomainError(Exception):

@@ -54,7 +54,7 @@ def validation_error(err: ValidationError) -> ApiError:
 
 
 # How each kind of domain error answers over HTTP: the one place the two meet.
-STATUS_OF_KIND: dict[Kind, int] = {Kind.INVALID: 400, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409,
+STATUS_OF_KIND: dict[Kind, int] = {Kind.INVALID: 400, Kind.NOT_FOUND: 404, Kind.CONFLICT: 409, Kind.TOO_LARGE: 413,
                                    Kind.UNPROCESSABLE: 422, Kind.UNAVAILABLE: 503}
 
 

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import fields, validate
 
+from .. import project_caps
 from ..errors import FieldError
 from ..extensions import db
 from ..fields import DnsLabel, Int, StrictSchema
@@ -26,7 +27,7 @@ from ..serving import traffic as split
 from .base import Ref, ResourceApi
 from .errors import ApiError
 from .responses import INTEGER, nullable
-from .routing import on_rollback, route
+from .routing import on_commit, on_rollback, route
 
 FRAMEWORKS = ["sklearn", "pytorch", "torchscript", "onnx", "tensorflow", "xgboost", "custom"]
 DTYPES = ["float32", "float64", "int32", "int64", "string"]
@@ -168,10 +169,13 @@ class ModelVersionApi(ResourceApi):
         data = ModelVersionSchema().load({**data, "uri": "/"})  # uri: set below, once the file is kept
         self.resolve_parent(data)  # a developer of the project, before anything is written
         project = db.session.get(Project, data["project_id"])
+        limit, room = current_app.config["MYAPP_MAX_MODEL_BYTES"], project_caps.storage_room(project)
+        why = f" (the room left of the project's {project_caps.STORAGE})" if room is not None and room < limit else ""
         upload.stream.seek(0)  # read whole again when the request runs again (SQLite was locked)
         path, size = store.save(upload.stream, project.namespace, data["name"], upload.filename or "",
-                                current_app.config["MYAPP_MAX_MODEL_BYTES"])
+                                min(limit, room or limit), why)
         on_rollback(lambda: store.discard(path))  # no version, no file
+        on_commit(lambda: project_caps.written(project.namespace, size))
         obj = self.create({**data, "uri": str(path), "files": [{"path": path.name, "size": size}]})
         return jsonify(self.present(obj)), 201
 

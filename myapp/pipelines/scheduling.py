@@ -12,6 +12,7 @@ use it wait queued, and so do attempts not yet submitted to it.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from croniter import CroniterBadDateError, croniter
 from flask import current_app
 from sqlalchemy.exc import IntegrityError
 
-from ..errors import FieldError
+from ..errors import DomainError, FieldError
 from ..extensions import db
 from ..models import (
     Cluster,
@@ -35,6 +36,8 @@ from ..models import (
     Task,
     utcnow,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,8 @@ def latest_fire_time(schedule: str, now: dt.datetime) -> dt.datetime:
 
 
 def _insert_run(pipeline: Pipeline, run_key: str, trigger: RunTrigger, logical_date: dt.date) -> int | None:
-    """Insert in a savepoint; a duplicate key means the run exists already (returns None)."""
+    """Insert in a savepoint; a duplicate key means the run exists already (returns None), and so does a
+    project over its storage cap (myapp/project_caps.py: the run is not made, the reason logged)."""
     try:
         with db.session.begin_nested():
             run = PipelineRun(project_id=pipeline.project_id, pipeline_id=pipeline.id, run_key=run_key,
@@ -189,6 +193,9 @@ def _insert_run(pipeline: Pipeline, run_key: str, trigger: RunTrigger, logical_d
             db.session.add(run)
         return run.id
     except IntegrityError:
+        return None
+    except DomainError as exc:
+        log.warning("pipeline %s: no %s run: %s", pipeline.id, trigger.value, exc.message)
         return None
 
 

@@ -22,9 +22,11 @@ def model_dir(namespace: str) -> Path:
     return local_workdir() / "data" / namespace / "models"
 
 
-def save(stream: IO[bytes], namespace: str, model: str, filename: str, limit: int) -> tuple[Path, int]:
+def save(stream: IO[bytes], namespace: str, model: str, filename: str, limit: int,
+         why: str = "") -> tuple[Path, int]:
     """Copy an uploaded file into the store; its path and size. A folder of its own per upload, so two
-    uploads of the same name never overwrite each other (or a file a server is reading).
+    uploads of the same name never overwrite each other (or a file a server is reading). Over ``limit``
+    bytes: 413-kind, naming ``file`` (``why``: what the limit is).
 
     The data folder belongs to the project's jobs (their uid owns it): every step down is made and opened
     by descriptor without following links (myapp.fs.beneath: a job could plant one to make the platform
@@ -51,7 +53,7 @@ def save(stream: IO[bytes], namespace: str, model: str, filename: str, limit: in
                 while chunk := stream.read(CHUNK):
                     size += len(chunk)
                     if size > limit:  # the body limit bounds it already; this bounds what is written
-                        raise FieldError("file", f"is larger than {limit} bytes")
+                        raise FieldError("file", f"is larger than {limit} bytes{why}", kind=Kind.TOO_LARGE)
                     out.write(chunk)
                 if size == 0:
                     raise FieldError("file", "is empty")
