@@ -65,6 +65,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -138,6 +139,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -167,6 +169,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -238,6 +241,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -311,6 +315,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -340,6 +345,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -411,6 +417,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -484,6 +491,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -513,6 +521,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -584,6 +593,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -657,6 +667,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -686,6 +697,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -755,6 +767,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -958,6 +971,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1031,6 +1045,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1060,6 +1075,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1107,6 +1123,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1247,6 +1264,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1295,6 +1313,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1367,6 +1386,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1440,6 +1460,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1469,6 +1490,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1537,6 +1559,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1585,6 +1608,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1749,6 +1773,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1795,6 +1820,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -1868,6 +1894,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -1897,6 +1924,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -1968,6 +1996,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2041,6 +2070,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2072,6 +2102,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2159,6 +2190,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2202,6 +2234,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2274,6 +2307,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2320,6 +2354,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2393,6 +2428,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2422,6 +2458,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2469,6 +2506,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2517,6 +2555,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2632,6 +2671,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -2676,6 +2716,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2719,6 +2760,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2791,6 +2833,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2861,6 +2904,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -2903,6 +2947,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -2989,6 +3034,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3061,6 +3107,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3134,6 +3181,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3163,6 +3211,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3236,6 +3285,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3284,6 +3334,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3314,6 +3365,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3385,6 +3437,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3498,6 +3551,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3527,6 +3581,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3598,6 +3653,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -3671,6 +3727,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -3700,6 +3757,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -3787,6 +3845,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4020,6 +4079,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4093,6 +4153,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -4122,6 +4183,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -4206,6 +4268,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4649,6 +4712,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4721,6 +4785,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -4794,6 +4859,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         post?: never;
@@ -4865,6 +4931,7 @@ export interface paths {
                 403: components["responses"]["NotAllowed"];
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
             };
         };
         options?: never;
@@ -4912,6 +4979,7 @@ export interface paths {
                 404: components["responses"]["NotFoundHere"];
                 409: components["responses"]["Conflict"];
                 413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
             };
         };
         delete?: never;
@@ -6240,6 +6308,15 @@ export interface components {
                 "application/json": {
                     message?: string;
                 };
+            };
+        };
+        /** @description The database is busy with other writes (SQLite): try again after Retry-After */
+        Busy: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Conflicts with stored data (errors name the field when one is to blame) */
