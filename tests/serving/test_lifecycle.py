@@ -23,13 +23,17 @@ pytestmark = pytest.mark.slow  # starts real model servers and routers (about 20
 
 
 @pytest.fixture()
-def setup(app, make_user, tmp_path):
+def setup(app, make_user, tmp_path, monkeypatch):
     from myapp.extensions import db
     from myapp.models import Project
+    from myapp.serving import local_uri
     from myapp.serving.controller import ServingController
 
     backends = Backends(tmp_path / "work")
     backend = backends()
+    # The platform's local backend works in local_workdir(); this test's in its own folder, whose data
+    # folders are then where a version's local uri may point.
+    monkeypatch.setattr(local_uri, "local_workdir", lambda: tmp_path / "work")
     owner = make_user()
     project = created(owner.post("/api/v1/project/", json={"name": unique("srv")}))
     with app.app_context():
