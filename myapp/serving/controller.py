@@ -50,6 +50,7 @@ CONVERGING_CHECK = dt.timedelta(seconds=1)
 FAILED_CHECK = dt.timedelta(seconds=10)
 CLAIM = dt.timedelta(minutes=5)  # longer than any pass; a worker killed mid-pass frees it after this
 DEAD = frozenset({JobState.FAILED, JobState.CANCELLED, JobState.SUCCEEDED})  # a server should never end
+TOKEN_MARK = "token"  # on jobs submitted since router and servers pass the service's token (_predates_token)
 
 
 @dataclass
@@ -139,8 +140,7 @@ class ServingController:
             return None
 
     def _put_token(self, p: Pass) -> None:
-        """The service's token in its Secret, before anything that reads it (the router, every model
-        server, KServe's predictors) is submitted; idempotent, once per pass."""
+        """The service's token in its Secret before anything reading it is submitted; once per pass."""
         if not p.token_put:
             p.backend.put_secret(p.spec.namespace, manifests.router_secret(p.service.id),
                                  {manifests.ROUTER_SECRET_KEY: router_token(self.secret_key, p.service.id)})
@@ -158,7 +158,7 @@ class ServingController:
             p.problems.append(f"{key}: cannot start: {exc}")
             p.failed = p.failed or isinstance(exc, (PermanentBackendError, RenderError))
             return None
-        jobs[key] = ref.as_dict()
+        jobs[key] = {**ref.as_dict(), TOKEN_MARK: True}
         self._save_jobs(p.service, jobs)
         return ref
 
@@ -172,6 +172,9 @@ class ServingController:
                 continue
             entry = p.service.jobs.get(key)
             ref = JobRef.from_dict(entry) if entry and "backend" in entry else None
+            if entry and ref is not None and self._predates_token(p, key, entry):
+                status[str(vid)] = {"state": "pending", "reason": p.problems[-1], "url": None}
+                continue
             if ref is None:
                 ref = self._submit(p, key, functools.partial(manifests.model_server, p.spec, _version_spec(row)))
             if ref is None:
@@ -223,6 +226,8 @@ class ServingController:
     def _router(self, p: Pass) -> str | None:
         entry = p.service.jobs.get(ROUTER)
         ref = JobRef.from_dict(entry) if entry and "backend" in entry else None
+        if entry and ref is not None and self._predates_token(p, ROUTER, entry):
+            return None
         if ref is None:
             ref = self._submit(p, ROUTER, lambda: manifests.router(p.spec))
         if ref is None:
@@ -240,6 +245,15 @@ class ServingController:
             p.problems.append("waiting for the router to start")
             return None
         return current.url
+
+    def _predates_token(self, p: Pass, key: str, entry: dict) -> bool:
+        """A local job started before router and servers passed the service's token (an old router leaves a
+        new server answering 401; an old server answers anyone): stopped, the next pass starts it again."""
+        if p.backend.name != "local" or entry.get(TOKEN_MARK):
+            return False
+        p.problems.append(f"{key}: restarting it, started before the servers asked for the service's token")
+        self._stop(p, key, JobRef.from_dict(entry))
+        return True
 
     def _route_kubernetes(self, p: Pass, labels: dict[int, str]) -> bool:
         entry = p.service.jobs.get(TRAFFIC)

@@ -146,6 +146,20 @@ def test_deploy_canary_promote_readopt_and_delete_leave_nothing_behind(app, setu
     settle(app, controller(setup["backends"]()), service_id)
     assert row(app, service_id).jobs == jobs_before
 
+    # Router and servers started before they passed the service's token (their entries unmarked): each is
+    # started again (only a submit marks an entry), and the service answers through them.
+    from myapp.extensions import db
+    from myapp.models import InferenceService
+
+    with app.app_context():
+        svc = db.session.get(InferenceService, service_id)
+        svc.jobs = {key: {k: v for k, v in entry.items() if k != "token"} for key, entry in svc.jobs.items()}
+        db.session.commit()
+    settle(app, controller(), service_id)
+    assert {key: entry.get("token") for key, entry in row(app, service_id).jobs.items()} == {
+        "router": True, f"v{first}": True, f"v{second}": True}
+    assert set(versions_answering(owner, path, setup["images"], 20)) == {"v1", "v2"}
+
     old = row(app, service_id).jobs[f"v{first}"]
     owner.post(f"/api/v1/inference_service/{service_id}/promote", json={})
     settle(app, controller(), service_id)
@@ -154,8 +168,7 @@ def test_deploy_canary_promote_readopt_and_delete_leave_nothing_behind(app, setu
     assert versions_answering(owner, path, setup["images"], 10) == {"v2": 10}
 
     # A worker that died between a submit and its commit: the key says "submitting", the job runs.
-    from myapp.extensions import db
-    from myapp.models import InferenceService, ModelVersion
+    from myapp.models import ModelVersion
     from myapp.serving import controller as serving
     from myapp.serving import manifests
 
