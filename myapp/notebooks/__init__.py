@@ -2,8 +2,10 @@
 
 `states.py` (the states and the intent the API records; no backend), `lifecycle.py` (what a worker
 does: render, token Secret, submit, poll, stop, delete), `activity.py` (what a start waits for: its
-image's build, its project's quota; idle culling from Jupyter's own activity), `proxy.py` (the asyncio
-reverse proxy `myapp run` starts beside the web app). See docs/notebooks.md.
+image's build, its project's quota; idle culling from Jupyter's own activity), `origins.py` (each
+notebook's own origin, `<notebook>.<project>.<domain>`), `gate.py` (who may open one, and the one-time
+hand-off into it), `proxy.py` (the asyncio reverse proxy `myapp run` starts beside the web app, routed by
+Host), `notice.py` (the page an origin answers when it cannot serve). See docs/notebooks.md.
 """
 from __future__ import annotations
 

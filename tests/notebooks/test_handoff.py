@@ -225,3 +225,22 @@ def test_the_platforms_cookies_are_host_only(app, world):
 def test_the_api_gives_the_notebooks_own_origin(app, world):
     shown = world["owner"].get(f"/api/v1/notebook/{world['a']['notebook']['id']}").get_json()
     assert shown["url"] == f"http://{world['a']['host']}:8081/notebook/{world['a']['project']['name']}/lab/lab"
+
+
+def test_a_notebook_made_again_under_the_same_name_is_not_opened_by_an_old_session(app, world):
+    """The origin's sessions go with their notebook's row (ON DELETE CASCADE)."""
+    from myapp.extensions import db
+    from myapp.models import Notebook
+
+    owner, a = browser(app, world["owner"]), world["a"]
+    session = redeem(app, code_from(open_notebook(owner, a["host"]).headers["Location"]),
+                     a["host"]).get_json()["cookie"]["value"]
+    with app.app_context():
+        row = db.session.get(Notebook, a["notebook"]["id"])
+        image = row.image
+        db.session.delete(row)
+        db.session.commit()
+    made = created(world["owner"].post("/api/v1/notebook/", json={"project_id": a["project"]["id"], "name": "lab",
+                                                                  "image": image}))
+    assert made["id"] != a["notebook"]["id"]
+    assert authz(app, a["host"], session).status_code == 401
