@@ -36,5 +36,5 @@ USER 10001:10001
 VOLUME ["/data"]
 EXPOSE 8080 8081
 
-# myapp/gunicorn_conf.py: gthread workers with MYAPP_WEB_THREADS (128) threads each, for event streams.
-CMD ["gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", "0.0.0.0:8080", "--workers", "4", "myapp.wsgi:app"]
+# myapp/web/gunicorn_conf.py: gthread workers with MYAPP_WEB_THREADS (128) threads each, for event streams.
+CMD ["gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind", "0.0.0.0:8080", "--workers", "4", "myapp.wsgi:app"]

@@ -22,11 +22,11 @@ INSTALL_REQUIRES = [
     "kubernetes>=30",
     "psutil>=5.9,<8",
     "Flask-Caching>=2.3,<3",
-    # myapp/logins.py counts sign-in attempts with it (Flask-Limiter's engine; FAB brings it too).
+    # myapp/auth/logins.py counts sign-in attempts with it (Flask-Limiter's engine; FAB brings it too).
     "limits>=5,<6",
     # The notebook proxy (myapp/notebooks/proxy.py): HTTP and websockets to JupyterLab, beside gunicorn.
     "aiohttp>=3.9,<4",
-    # myapp/sealed.py: secrets kept in SQL (webhook secrets, notebook tokens) are Fernet-encrypted.
+    # myapp/auth/sealed.py: secrets kept in SQL (webhook secrets, notebook tokens) are Fernet-encrypted.
     "cryptography>=42",
     # myapp/api/base.py encodes list pages with it (datetimes, enums and embedded JSON text in C).
     "orjson>=3.10,<4",
@@ -72,7 +72,7 @@ setup(
         # newer releases pulls several GB of CUDA packages.
         "ml": ["torch==2.13.0", "scikit-learn>=1.5,<2"],
         "gpu": ["nvidia-ml-py>=12"],
-        # Task outputs in an S3-compatible store (MYAPP_OUTPUTS_S3_BUCKET, myapp/outputs_s3.py).
+        # Task outputs in an S3-compatible store (MYAPP_OUTPUTS_S3_BUCKET, myapp/outputs/s3.py).
         "s3": ["boto3>=1.34,<2"],
         # Local notebooks run JupyterLab with the platform's Python (`make install` installs it).
         "notebook": ["jupyterlab>=4.2,<5"],

@@ -89,9 +89,9 @@ def seed(args: argparse.Namespace) -> dict:
 
     from myapp.app import create_app
     from myapp.extensions import db
-    from myapp.migrate import upgrade
     from myapp.models import JobTemplate, Pipeline, PipelineRun, Project, ProjectMember, Task, TaskRun
     from myapp.models.list_count import fold
+    from myapp.models.migrate import upgrade
     from myapp.setup_data import create_user, sync_roles
 
     logging.getLogger("flask_appbuilder").setLevel(logging.ERROR)  # startup chatter
@@ -232,7 +232,7 @@ def free_port() -> int:
 def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.Popen:
     # The settings `myapp run` and the deployments use (gthread, keep-alive, access log), workers and threads
     # as given.
-    cmd = [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
+    cmd = [sys.executable, "-m", "gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
            "--workers", str(args.web_workers), "--threads", str(args.threads), args.app]
     root = args.server_root.resolve()
     env = os.environ | {"PYTHONPATH": str(root)}

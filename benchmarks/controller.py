@@ -2,9 +2,9 @@
 """The run controller under load: N runs x 10 tasks on Celery workers, against a fast fake backend.
 
 Real parts: PostgreSQL (a throw-away database; `--db sqlite`: the embedded default's file), the
-Celery broker (the embedded SQLite transport of myapp/broker.py, and Redis), Celery workers (in this
+Celery broker (the embedded SQLite transport of myapp/shared/broker.py, and Redis), Celery workers (in this
 process, thread pool), the platform's reconcile_run and cancel_run tasks, its reconcile requests
-(myapp/reconcile_requests.py: one pending per run, beat's tick asking only for runs that are due)
+(myapp/shared/reconcile_requests.py: one pending per run, beat's tick asking only for runs that are due)
 and its controller. Fake part: the backend, whose jobs finish on their second status poll (or
 never, for the load phase), so the figures measure the controller, SQL and the broker.
 
@@ -129,9 +129,9 @@ def seed(app, runs: int, tasks: int, project_name: str = "bench", task_name: str
          ) -> list[int]:
     """One pipeline per `per_pipeline` runs: a chain of `tasks` tasks with a fan-out in the middle.
     Tasks are named task_name + number: what the fake backend's script goes by."""
-    from myapp.catalog import load_catalog
     from myapp.extensions import db
     from myapp.models import Edge, JobTemplate, Pipeline, PipelineRun, Project, Task
+    from myapp.rendering.catalog import load_catalog
     from myapp.setup_data import sync_catalog
 
     with app.app_context():
@@ -234,7 +234,7 @@ class Beat(threading.Thread):
         return sum(conn.default_channel._size(q) for q in (ACTIONS_QUEUE, BACKGROUND_QUEUE))
 
     def run(self) -> None:
-        from myapp.reconcile_requests import request_due
+        from myapp.shared.reconcile_requests import request_due
 
         every = float(self.app.config["MYAPP_TICK_SECONDS"])
         next_tick = time.monotonic()
@@ -255,7 +255,7 @@ def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: Trans
     from myapp.config import BACKGROUND_QUEUE
     from myapp.extensions import db
     from myapp.models import PipelineRun, RunState
-    from myapp.reconcile_requests import request
+    from myapp.shared.reconcile_requests import request
 
     celery = make_broker(app, broker, args)
     started = time.monotonic()
@@ -373,7 +373,7 @@ def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
     from myapp.extensions import db
     from myapp.models import PipelineRun, RunState, TaskRun, utcnow
     from myapp.pipelines.controller import RunController
-    from myapp.reconcile_requests import request
+    from myapp.shared.reconcile_requests import request
 
     backend.script["long0"] = ["hang"]
     long_ids = seed(app, args.long_runs, 1, f"long-{broker}", "long", per_pipeline=args.long_runs)
@@ -550,7 +550,7 @@ def main() -> int:
         from myapp.app import create_app
         from myapp.backends import registry
         from myapp.extensions import db
-        from myapp.migrate import upgrade
+        from myapp.models.migrate import upgrade
         from tests.fake_backend import FakeBackend
 
         app = create_app()

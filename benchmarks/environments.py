@@ -51,8 +51,8 @@ def run(home: Path, options: argparse.Namespace) -> int:
     from myapp.app import create_app
     from myapp.extensions import db
     from myapp.images.drive import drive
-    from myapp.migrate import upgrade
     from myapp.models import ImageBuild, Project
+    from myapp.models.migrate import upgrade
 
     app = create_app({"TESTING": True})
     with app.app_context():

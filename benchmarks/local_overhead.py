@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from myapp.backends.base import JobState  # noqa: E402
 from myapp.backends.local import LocalBackend  # noqa: E402
-from myapp.catalog import catalog_root, get_template  # noqa: E402
 from myapp.rendering import RenderContext, render  # noqa: E402
+from myapp.rendering.catalog import catalog_root, get_template  # noqa: E402
 
 ENTRY = catalog_root() / "pytorch-ddp" / "main.py"
 TARGET = 1.10

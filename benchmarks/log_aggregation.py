@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 
 from myapp.backends.base import JobState  # noqa: E402
 from myapp.backends.local import LocalBackend  # noqa: E402
-from myapp.catalog import get_template  # noqa: E402
 from myapp.rendering import RenderContext, render  # noqa: E402
+from myapp.rendering.catalog import get_template  # noqa: E402
 
 TARGET_P95 = 1.0
 QUICK = {"replicas": 4, "rate": 250, "seconds": 3}

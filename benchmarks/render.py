@@ -23,13 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from myapp.catalog import load_catalog
 from myapp.rendering import (
     RenderContext,
     ResourceGroup,
     engine,
     render,
 )
+from myapp.rendering.catalog import load_catalog
 from tests.rendering.support import REQUIRED_ARGS
 
 TARGET = 500  # validated manifests per second on one core

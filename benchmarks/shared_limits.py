@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""What limits shared by the web processes cost without Redis (myapp/shared_limits.py).
+"""What limits shared by the web processes cost without Redis (myapp/shared/limits.py).
 
 A login's rate-limit check (`MovingWindowRateLimiter.hit`, two per login: address and name) and an
 event stream's per-user slot (take + release) on the SQLite file, against the same check in process
@@ -29,7 +29,7 @@ from limits import parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
 
-from myapp.shared_limits import SharedFile
+from myapp.shared.limits import SharedFile
 
 TARGET_P95_MS = 2.0
 

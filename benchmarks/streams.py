@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """/health latency with 200 server-sent event streams open: streams must not starve the web server.
 
-Starts the web process as `myapp run` does (gunicorn, myapp/gunicorn_conf.py: gthread, --web-workers 2,
+Starts the web process as `myapp run` does (gunicorn, myapp/web/gunicorn_conf.py: gthread, --web-workers 2,
 MYAPP_WEB_THREADS 128) on the embedded default (SQLite; `--db postgresql` for PostgreSQL), with no
 worker (the runs stay queued, so their streams stay open). Creates --streams / 10 users (the per-user
 cap is 10) and one queued run each; measures /health with no stream open (the baseline), then opens
@@ -163,7 +163,7 @@ def main() -> int:
     try:
         subprocess.run([MYAPP, "init"], env=env, check=True, capture_output=True, cwd=ROOT)
         # The web process of `myapp run` (myapp/cli.py), without worker and beat.
-        web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind",
+        web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind",
                                 f"127.0.0.1:{port}", "--workers", str(args.web_workers), "--access-logfile",
                                 "/dev/null", "myapp.wsgi:app"], env=env, cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -10,11 +10,11 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import IntegerConverter
 
-from . import project_caps
 from .config import build_config
 from .extensions import appbuilder, cache, csrf, db, generations
-from .plain_data import INT32_MAX
-from .request_body import BoundedRequest
+from .inputs.plain_data import INT32_MAX
+from .projects import caps as project_caps
+from .web.request_body import BoundedRequest
 
 
 class Int64Converter(IntegerConverter):
@@ -54,8 +54,8 @@ def init_config(app: Flask, overrides: dict[str, Any] | None) -> None:
 
 
 def init_proxy(app: Flask) -> None:
-    """The client address behind trusted reverse proxies (MYAPP_TRUSTED_PROXIES, myapp/proxies.py)."""
-    from .proxies import install
+    """The client address behind trusted reverse proxies (MYAPP_TRUSTED_PROXIES, myapp/web/proxies.py)."""
+    from .web.proxies import install
 
     install(app)
 
@@ -117,9 +117,9 @@ def init_cache(app: Flask) -> None:
 
 
 def init_security(app: Flask) -> None:
-    from .cookie_sessions import install as install_cookie_sessions
-    from .security import PlatformSecurityManager, builtin_roles
-    from .web import SpaIndexView
+    from .auth.security import PlatformSecurityManager, builtin_roles
+    from .web.cookie_sessions import install as install_cookie_sessions
+    from .web.ui_routes import SpaIndexView
 
     # FAB warns on every start about filters of its own security models; noise in CLI output.
     logging.getLogger("flask_appbuilder.models.filters").setLevel(logging.ERROR)
@@ -130,10 +130,10 @@ def init_security(app: Flask) -> None:
     install_cookie_sessions(app)
     csrf.init_app(app)
     appbuilder.init_app(app, db.session)
-    from .run_tokens import install
+    from .auth.run_tokens import install
 
     install(app.extensions["flask-jwt-extended"])  # run tokens are refused once their run has ended
-    from .security import install_request_auth
+    from .auth.security import install_request_auth
 
     install_request_auth(app)  # Bearer tokens alone, sign-in limits, server-side sessions
 
@@ -180,8 +180,8 @@ def init_read_requests(app: Flask) -> None:
 def init_ui(app: Flask) -> None:
     """The browser UI (static files under /ui/) and its cookie-session login; Istio's ext-authz check of
     notebook requests on Kubernetes, which the browser's cookies reach through Envoy."""
-    from .notebook_extauthz import register as register_notebook_extauthz
-    from .web import register_ui
+    from .web.notebook_extauthz import register as register_notebook_extauthz
+    from .web.ui_routes import register_ui
 
     register_ui(app)
     register_notebook_extauthz(app)

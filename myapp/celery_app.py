@@ -10,7 +10,7 @@ from typing import Any
 from celery import Celery, Task, signals
 from flask import Flask
 
-from . import broker  # noqa: F401 - registers the embedded transport (myappfs://)
+from .shared import broker  # noqa: F401 - registers the embedded transport (myappfs://)
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ def db() -> None:
 @with_appcontext
 def db_upgrade(revision: str) -> None:
     """Migrate the database to REVISION (default: the newest)."""
-    from .migrate import upgrade
+    from .models.migrate import upgrade
 
     upgrade(revision)
     click.echo(f"database at {revision}")
@@ -53,7 +53,7 @@ def db_upgrade(revision: str) -> None:
 @with_appcontext
 def db_revision(message: str) -> None:
     """Autogenerate a migration from the models."""
-    from .migrate import revision
+    from .models.migrate import revision
 
     revision(message)
 
@@ -63,8 +63,8 @@ def db_revision(message: str) -> None:
 def init() -> None:
     """Migrate, sync roles and permissions, create the first admin, the catalog and the demo project."""
     from . import setup_data
-    from .catalog import load_catalog
-    from .migrate import upgrade
+    from .models.migrate import upgrade
+    from .rendering.catalog import load_catalog
 
     upgrade()
     setup_data.sync_roles()
@@ -211,7 +211,7 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
     env.setdefault("MYAPP_NOTEBOOK_URL", f"http://{host}:{notebook_port}")
     env["MYAPP_NOTEBOOK_PROXY_KEY"] = secrets.token_urlsafe(32)
     commands = {
-        "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.gunicorn_conf", "--bind", f"{host}:{port}",
+        "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind", f"{host}:{port}",
                 "--workers", str(web_workers), "myapp.wsgi:app"],
         "worker": _celery_cmd("worker", "-l", "info", "--concurrency", str(WORKER_CONCURRENCY)),
         "beat": _celery_cmd("beat", "-l", "info"),

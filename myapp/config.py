@@ -1,7 +1,8 @@
 """Configuration from environment variables, with safe defaults.
 
 The embedded default needs nothing installed: SQLite in the instance folder and a
-Celery transport on a SQLite file (myapp/broker.py). `DATABASE_URL` and `REDIS_URL` switch to PostgreSQL and Redis.
+Celery transport on a SQLite file (myapp/shared/broker.py). `DATABASE_URL` and `REDIS_URL` switch to
+PostgreSQL and Redis.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def celery_settings(folder: Path, redis_url: str | None) -> dict[str, Any]:
     (folder / "celery").mkdir(parents=True, exist_ok=True)
     return {
         **common,
-        "broker_url": "myappsql://",  # myapp/broker.py: a queue table in a SQLite file
+        "broker_url": "myappsql://",  # myapp/shared/broker.py: a queue table in a SQLite file
         "broker_transport_options": {"path": str(folder / "celery" / "broker.sqlite")},
         "result_backend": f"db+sqlite:///{folder / 'celery-results.sqlite'}",
     }
@@ -139,12 +140,12 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_SECURE": secure_cookies,
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
-        # Sign-in limits: attempts per client address (myapp/logins.py; Flask-Limiter's engine `limits`: Redis
-        # when configured, else a file every web process of this machine shares, myapp/shared_limits.py), and
-        # backoff per (account, address) with a ceiling per account on new addresses (myapp/login_limits.py, SQL).
+        # Sign-in limits: attempts per client address (myapp/auth/logins.py; Flask-Limiter's engine `limits`: Redis
+        # when configured, else a file every web process of this machine shares, myapp/shared/limits.py), and
+        # backoff per (account, address) with a ceiling per account on new addresses (myapp/auth/login_limits.py, SQL).
         "MYAPP_SHARED_LIMITS_FILE": None if redis_url else str(folder / "limits.sqlite"),
         "RATELIMIT_STORAGE_URI": redis_url or f"myappsqlite://{folder / 'limits.sqlite'}",
-        # Reverse proxies in front of the web (myapp/proxies.py): a count of hops or their addresses; only
+        # Reverse proxies in front of the web (myapp/web/proxies.py): a count of hops or their addresses; only
         # then is X-Forwarded-For believed for the client address (login limits, access log).
         "MYAPP_TRUSTED_PROXIES": os.environ.get("MYAPP_TRUSTED_PROXIES", ""),
         "MYAPP_LOGIN_RATE_PER_IP": os.environ.get("MYAPP_LOGIN_RATE_PER_IP", "300 per minute"),
@@ -169,9 +170,10 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MYAPP_BACKEND": os.environ.get("MYAPP_BACKEND", "local"),
         # Longest an image build may take (a local environment's pip install, a Kaniko Job): myapp/images/.
         "MYAPP_ENV_BUILD_TIMEOUT": float(os.environ.get("MYAPP_ENV_BUILD_TIMEOUT", "1800")),
-        # The built browser UI (frontend/dist by default; see myapp/web.py).
+        # The built browser UI (frontend/dist by default; see myapp/web/ui_routes.py).
         "MYAPP_UI_DIR": os.environ.get("MYAPP_UI_DIR"),
-        # How often beat requests the runs whose timer is due (polls, retries, timeouts: myapp/reconcile_requests.py).
+        # How often beat requests the runs whose timer is due (polls, retries, timeouts:
+        # myapp/shared/reconcile_requests.py).
         "MYAPP_TICK_SECONDS": float(os.environ.get("MYAPP_TICK_SECONDS", "2")),
         # Resource groups with discover_nodes: their Nodes listed again at most this often (capacity.py).
         "MYAPP_NODE_DISCOVERY_SECONDS": float(os.environ.get("MYAPP_NODE_DISCOVERY_SECONDS", "60")),
@@ -201,7 +203,7 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MYAPP_NOTEBOOK_IDLE_AFTER": float(os.environ.get("MYAPP_NOTEBOOK_IDLE_AFTER", "300")),
         "MYAPP_NOTEBOOK_CULL_SECONDS": int(os.environ.get("MYAPP_NOTEBOOK_CULL_SECONDS", "3600")),
         # A run's platform API token expires after this many seconds (or its longest task timeout),
-        # a backstop only: it is revoked as soon as the run ends (myapp/run_tokens.py).
+        # a backstop only: it is revoked as soon as the run ends (myapp/auth/run_tokens.py).
         "MYAPP_RUN_TOKEN_LIFETIME": int(os.environ.get("MYAPP_RUN_TOKEN_LIFETIME", str(24 * 3600))),
         # Webhook hosts allowed although they are or resolve to private, loopback or link-local
         # addresses: hostnames and IPs/CIDRs, comma-separated (myapp/pipelines/notify.py).
@@ -211,7 +213,7 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         "MAX_CONTENT_LENGTH": int(os.environ.get("MYAPP_MAX_BODY_BYTES", str(2 * 1024 * 1024))),
         # ... except a model file uploaded to the registry (myapp/api/serving.py), bounded by this.
         "MYAPP_MAX_MODEL_BYTES": int(os.environ.get("MYAPP_MAX_MODEL_BYTES", str(512 * 1024 * 1024))),
-        # Caps per project (myapp/project_caps.py; 0: none): objects of each kind, and the bytes its local data
+        # Caps per project (myapp/projects/caps.py; 0: none): objects of each kind, and the bytes its local data
         # and outputs folders take (over it: no new runs, no uploads).
         "MYAPP_PROJECT_MAX_OBJECTS": int(os.environ.get("MYAPP_PROJECT_MAX_OBJECTS", "10000")),
         "MYAPP_PROJECT_MAX_STORAGE_BYTES": int(os.environ.get("MYAPP_PROJECT_MAX_STORAGE_BYTES",

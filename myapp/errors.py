@@ -1,6 +1,6 @@
 """Domain errors: what went wrong, in which field, and of which kind; no HTTP.
 
-Domain code (myapp/pipelines, myapp/task_manifests.py, ...) raises these; the API boundary maps
+Domain code (myapp/pipelines, myapp/pipelines/manifests.py, ...) raises these; the API boundary maps
 the kind to a status (myapp/api/errors.py), the CLI prints the message. Every error carries a
 list of {"field", "reason"} so a caller can point at the input that was wrong.
 """

@@ -4,11 +4,11 @@ from flask_appbuilder.models.sqla.base import SQLA
 from flask_caching import Cache
 from flask_wtf.csrf import CSRFProtect
 
-from .generations import Generations
+from .shared.generations import Generations
 
 db = SQLA()
 csrf = CSRFProtect()
 cache = Cache()
-generations = Generations()  # what processes keep is checked against these (myapp/generations.py)
+generations = Generations()  # what processes keep is checked against these (myapp/shared/generations.py)
 # Permissions are synced by `myapp init`, not on every web start (Superset does the same).
 appbuilder = AppBuilder(update_perms=False)

@@ -10,11 +10,11 @@ import sqlalchemy as sa
 import yaml
 from flask_appbuilder.security.manager import BaseSecurityManager
 
+from .auth.passwords import check_password
+from .auth.security import ADMIN_ROLE, USER_ROLE
 from .extensions import appbuilder, db
 from .fs.beneath import Folder
 from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
-from .passwords import check_password
-from .security import ADMIN_ROLE, USER_ROLE
 
 
 def sync_roles() -> None:
@@ -83,11 +83,11 @@ def ensure_demo_project(owner_username: str) -> Project:
 
 
 def retire_shared_token(project: Project) -> None:
-    """Jobs get a token of their own run now (myapp/run_tokens.py), none shared: the project's bot
+    """Jobs get a token of their own run now (myapp/auth/run_tokens.py), none shared: the project's bot
     (the identity run tokens act as) is set up, which deactivates a bot of the shared 365-day token
     era so that token is refused, and that token's files are deleted."""
+    from .auth.run_tokens import ensure_bot
     from .backends.registry import local_workdir
-    from .run_tokens import ensure_bot
 
     ensure_bot(project)
     db.session.commit()

@@ -1,6 +1,6 @@
 """Celery tasks. Each runs in an app context (see celery_app.make_celery).
 
-Reconciles are requested through myapp/reconcile_requests.py (at most one pending per run); no
+Reconciles are requested through myapp/shared/reconcile_requests.py (at most one pending per run); no
 task but heartbeat keeps a result (storing one cost more than a reconcile on the embedded broker).
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 import sqlalchemy as sa
 from celery import shared_task
 
-from . import reconcile_requests
 from .extensions import db
 from .models import PipelineRun, WorkerHeartbeat, utcnow
 from .models.list_count import fold as fold_list_counts
+from .shared import reconcile_requests
 
 log = logging.getLogger(__name__)
 MAX_ROUNDS = 5  # reconcile() calls per task while the run has more to do at once (its MAX_PASSES ran out)
@@ -219,9 +219,9 @@ def reconcile_service(self, service_id: int) -> bool:
 def fetch_output(task_run_id: int, path: str, preview: bool = False) -> bool:
     """Copy one file an attempt left on a Kubernetes claim into the platform's outputs folder, asked for by
     a download, or only its start for a preview (outputs_fetch.request_fetch; the API answers 202 meanwhile)."""
-    from . import outputs_fetch
     from .backends.registry import backend_for
     from .models import Project, Task, TaskRun
+    from .outputs import fetch as outputs_fetch
 
     attempt = db.session.get(TaskRun, task_run_id)
     if attempt is None:
@@ -287,7 +287,7 @@ def _aware(value: dt.datetime) -> dt.datetime:
 
 # ---- notebooks (myapp/notebooks) ---------------------------------------------------------------------------
 def _notebook_hooks() -> Any:
-    from .admission import admit_notebook
+    from .admission.gate import admit_notebook
     from .backends.registry import backend_for_group, log_archive
     from .notebooks import activity
     from .notebooks.lifecycle import Hooks

@@ -67,7 +67,7 @@ def app(instance_dir: Path) -> Iterator:
     os.environ["MYAPP_HOME"] = str(instance_dir)
 
     from myapp.app import create_app
-    from myapp.migrate import upgrade
+    from myapp.models.migrate import upgrade
     from myapp.setup_data import sync_roles
 
     # Webhook tests post to local receivers (127.0.0.1) and hooks.local, names no DNS has.
@@ -135,9 +135,9 @@ def catalog(app):
     """The shipped job-template catalog in the database; returns the `python` template's id."""
     import sqlalchemy as sa
 
-    from myapp.catalog import load_catalog
     from myapp.extensions import db
     from myapp.models import JobTemplate
+    from myapp.rendering.catalog import load_catalog
     from myapp.setup_data import sync_catalog
 
     with app.app_context():

@@ -6,7 +6,7 @@ import threading
 from collections import Counter, defaultdict
 
 from myapp.backends import Backend, BackendError, JobRef, JobState, LogLine, MetricSample, ObjectRef, Status
-from myapp.contract import JOB_NAME_LABEL, TASK_LABEL
+from myapp.rendering.contract import JOB_NAME_LABEL, TASK_LABEL
 
 
 class FakeBackend(Backend):  # inherits changed_runs: no events, timers only

@@ -25,22 +25,23 @@ BACKEND_CODE: dict[str, tuple[str, ...]] = {
     "myapp/models/list_count.py": ("tests/api/test_list_counts.py",),
     "myapp/models/base.py": ("tests/models/test_ids.py", "tests/api/test_bad_input.py"),
     "myapp/app.py": ("tests/api/test_pool_ping.py", "tests/api/test_bad_input.py"),
-    "myapp/api/scope.py": ("tests/api/test_callers.py",),
-    "myapp/callers.py": ("tests/api/test_callers.py",),
-    "myapp/generations.py": ("tests/test_generations.py", "tests/api/test_callers.py"),
-    "myapp/shared_limits.py": ("tests/security/test_shared_limits.py",),
-    "myapp/api/streams.py": ("tests/security/test_shared_limits.py",),
-    "myapp/logins.py": ("tests/security/test_shared_limits.py", "tests/api/test_users.py"),
-    "myapp/login_limits.py": ("tests/security/test_login_limits.py", "tests/security/test_shared_limits.py"),
-    "myapp/broker.py": ("tests/test_celery.py", "tests/pipelines/test_action_lane.py"),
+    "myapp/api/scope.py": ("tests/auth/test_callers.py",),
+    "myapp/auth/callers.py": ("tests/auth/test_callers.py",),
+    "myapp/shared/generations.py": ("tests/shared/test_generations.py", "tests/auth/test_callers.py"),
+    "myapp/shared/limits.py": ("tests/shared/test_limits.py",),
+    "myapp/api/streams.py": ("tests/shared/test_limits.py",),
+    "myapp/auth/logins.py": ("tests/shared/test_limits.py", "tests/api/test_users.py"),
+    "myapp/auth/login_limits.py": ("tests/auth/test_login_limits.py", "tests/shared/test_limits.py"),
+    "myapp/shared/broker.py": ("tests/test_celery.py", "tests/pipelines/test_action_lane.py"),
     "myapp/celery_app.py": ("tests/test_celery.py", "tests/pipelines/test_action_lane.py",
                             "tests/pipelines/test_faults.py"),
     "myapp/config.py": ("tests/test_celery.py",),
-    "myapp/reconcile_requests.py": ("tests/pipelines/test_reconcile_queue.py",),
+    "myapp/shared/reconcile_requests.py": ("tests/pipelines/test_reconcile_queue.py",),
     "myapp/pipelines/controller.py": ("tests/pipelines/test_controller_round_trips.py",
                                       "tests/pipelines/test_faults.py"),
     "myapp/pipelines/scheduling.py": ("tests/pipelines/test_scheduling.py",),
-    "myapp/admission.py": ("tests/pipelines/test_admission_concurrency.py", "tests/pipelines/test_admission_local.py"),
+    "myapp/admission/gate.py": ("tests/admission/test_admission_concurrency.py",
+                                 "tests/admission/test_admission_local.py"),
     "myapp/notebooks/lifecycle.py": ("tests/notebooks/test_lifecycle.py",),
     "migrations": MIGRATION_TESTS,
 }
@@ -48,7 +49,7 @@ BACKEND_CODE: dict[str, tuple[str, ...]] = {
 # The platform's own processes end to end, on PostgreSQL + Redis, and the fuzz run (it found a 500 only
 # PostgreSQL gives): not tied to one module, marked all the same.
 WHOLE_PLATFORM = ("tests/test_example_pipeline.py", "tests/test_remote_cli.py", "tests/test_fuzz_api.py",
-                  "tests/security/test_run_tokens.py", "tests/security/test_job_isolation.py",
+                  "tests/auth/test_run_tokens.py", "tests/security/test_job_isolation.py",
                   "tests/notebooks/test_restart.py")
 
 BACKEND_MODULES = frozenset({"redis", "kombu", "shared_limits", "broker"})  # importing one uses a backend's own path

@@ -66,8 +66,8 @@ def test_embedded_broker_hands_each_message_to_exactly_one_consumer(tmp_path):
 
     from kombu import Connection
 
-    from myapp import broker  # noqa: F401 - registers myappsql://
     from myapp.config import celery_settings
+    from myapp.shared import broker  # noqa: F401 - registers myappsql://
 
     options = celery_settings(tmp_path, None)["broker_transport_options"]
     count, received, errors = 300, [[], []], []
@@ -111,8 +111,8 @@ def test_embedded_broker_fanout_reaches_queues_bound_in_another_connection(tmp_p
     process must route the messages another publishes, so the bindings live in the file."""
     from kombu import Connection, Exchange, Queue
 
-    from myapp import broker  # noqa: F401
     from myapp.config import celery_settings
+    from myapp.shared import broker  # noqa: F401
 
     options = celery_settings(tmp_path, None)["broker_transport_options"]
     exchange = Exchange("bcast", type="fanout")
@@ -129,9 +129,9 @@ def test_embedded_broker_fanout_reaches_queues_bound_in_another_connection(tmp_p
 
 def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catalog):
     """One request drives the run to its end: the worker asks again itself while it has more to do."""
-    from myapp import reconcile_requests
     from myapp.extensions import db
     from myapp.models import PipelineRun
+    from myapp.shared import reconcile_requests
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}, "b": {}}, [("a", "b")])
     with app.app_context():

@@ -27,8 +27,8 @@ import yaml
 
 from myapp.backends.archive import FileLogArchive
 from myapp.backends.kubernetes.resources import KINDS
-from myapp.contract import PRIORITY_CLASS
 from myapp.rendering import render
+from myapp.rendering.contract import PRIORITY_CLASS
 from myapp.rendering.pod import pod_templates
 from myapp.rendering.volcano_queue import Amount, QuotaShare, queue_spec
 from myapp.serving.manifests import ServiceSpec, VersionSpec
@@ -83,7 +83,7 @@ QUEUE_CALLS: Grants = {("scheduling.volcano.sh", "queues"): {"create", "get", "u
 # InferenceService the serving controller renders where KServe is installed (myapp/serving/manifests.kserve).
 # And the reader pod of an ended attempt's outputs on the project's claim (rendering/kinds/outputs_reader.py).
 PLATFORM_WRITTEN = {("", "secrets"), ("serving.kserve.io", "inferenceservices"), ("", "pods")}
-# The web process reads through myapp/observation.py only: backend.logs(follow=False), backend.metrics().
+# The web process reads through myapp/pipelines/observation.py only: backend.logs(follow=False), backend.metrics().
 WEB_CALLS: Grants = {("", "pods"): {"list"}, ("", "pods/log"): {"get"}, ("metrics.k8s.io", "pods"): {"list"}}
 # Rights that hand out rights, run code in others' pods or reach past a namespace: never to the platform.
 SENSITIVE = {"namespaces", "serviceaccounts", "serviceaccounts/token", "roles", "rolebindings", "clusterroles",
@@ -428,7 +428,7 @@ def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
 def test_the_web_reads_logs_and_metrics_only(double, k8s_backend):
     """observation.py (the web's only way to a backend) calls logs(follow=False) and metrics(); run
     those, and the requests are exactly WEB_CALLS."""
-    tree = ast.parse((ROOT / "myapp" / "observation.py").read_text())
+    tree = ast.parse((ROOT / "myapp" / "pipelines" / "observation.py").read_text())
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
              and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", "") == "_backend"]
     assert sorted(c.func.attr for c in calls) == ["logs", "metrics"]

@@ -1,5 +1,5 @@
 """Layers point one way, checked statically: no import cycle among the modules under myapp/, and
-the REST API never reaches a backend itself (it reads logs and metrics through myapp.observation).
+the REST API never reaches a backend itself (it reads logs and metrics through myapp.pipelines.observation).
 
 Every import counts wherever it is written (module level, inside functions, under
 TYPE_CHECKING): a lazy import only hides a cycle until someone moves it to the top.
@@ -111,11 +111,11 @@ def cycle_edges(graph: dict[str, dict[str, str]]) -> dict[frozenset[tuple[str, s
 def test_the_graph_sees_every_kind_of_import():
     """The checks below are only as good as the graph: lazy, relative, `from pkg import module`."""
     graph = import_graph()
-    assert "myapp.observation" in graph["myapp.api.streams"]  # module level, relative
-    assert "myapp.observation" in graph["myapp.api.pipelines"]  # inside a method
+    assert "myapp.pipelines.observation" in graph["myapp.api.streams"]  # module level, relative
+    assert "myapp.pipelines.observation" in graph["myapp.api.pipelines"]  # inside a method
     assert "myapp.backends.kubernetes.logs" in graph["myapp.backends.kubernetes.backend"]  # from . import logs
-    assert "myapp.contract" in graph["myapp.rendering.pod"]  # two levels up
-    assert "myapp.backends" in graph["myapp.observation"]  # a package's __init__
+    assert "myapp.rendering.contract" in graph["myapp.rendering.pod"]  # a sibling
+    assert "myapp.backends" in graph["myapp.pipelines.observation"]  # a package's __init__
 
 
 def test_strongly_connected_finds_a_planted_cycle():
@@ -136,9 +136,9 @@ def test_the_api_never_imports_a_backend():
                if module.startswith("myapp.api.") or module == "myapp.api"
                for target, where in sorted(edges.items())
                if target == "myapp.backends" or target.startswith("myapp.backends.")]
-    assert not reached, "myapp/api reads logs and metrics through myapp.observation:\n" + "\n".join(reached)
+    assert not reached, "myapp/api reads logs and metrics through myapp.pipelines.observation:\n" + "\n".join(reached)
 
 
 def test_the_label_contract_imports_nothing_of_myapp():
-    """Rendering and every backend import myapp.contract; it must not pull either in."""
-    assert import_graph()["myapp.contract"] == {}
+    """Rendering and every backend import myapp.rendering.contract; it must not pull either in."""
+    assert import_graph()["myapp.rendering.contract"] == {}

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from myapp.backends.logcaps import LogLimits
-from tests.test_observation import make_attempt, task_id  # noqa: F401 - task_id is a fixture
+from tests.pipelines.test_observation import make_attempt, task_id  # noqa: F401 - task_id is a fixture
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from log_tail import Counted, write_flood
@@ -55,10 +55,10 @@ class LiveFiles:
 @pytest.fixture(params=["live", "archived"])
 def attempt_id(request, app, task_id, flooded, monkeypatch):  # noqa: F811
     """A running attempt reading the flooded file live, or a finished one whose archive holds it."""
-    from myapp import observation
     from myapp.backends import JobRef
     from myapp.backends.archive import _file_name
     from myapp.backends.registry import log_archive
+    from myapp.pipelines import observation
 
     monkeypatch.setattr(observation, "backend_for", lambda task: LiveFiles(flooded))
     if request.param == "live":
@@ -99,7 +99,7 @@ def costs(call):
 
 def test_the_flooded_log_is_within_its_cap_and_says_so(flooded):
     from myapp.backends.logrecords import ReplicaFile, ReplicaFiles
-    from myapp.observation import LogFilter
+    from myapp.pipelines.observation import LogFilter
 
     assert flooded.stat().st_size <= LogLimits().max_bytes
     cut, counted = ReplicaFiles({"w": flooded}).lines(LogFilter(search="[log cut: "), {})
@@ -124,7 +124,7 @@ def test_the_last_100_lines_at_the_cap_cost_what_they_hold(app, user, attempt_id
 @pytest.mark.parametrize("attempt_id", ["archived"], indirect=True)  # live files are read by the same class
 def test_search_and_download_stream_the_file(app, user, attempt_id, counted, flooded):
     from myapp.backends.logrecords import ReplicaFiles
-    from myapp.observation import LogFilter
+    from myapp.pipelines.observation import LogFilter
 
     url = f"/api/v1/task_run/{attempt_id}"
     found, peak, _ = costs(lambda: user.get(f"{url}/logs", query_string={"search": "line 1234567", "limit": 5}))
@@ -150,7 +150,7 @@ def test_search_and_download_stream_the_file(app, user, attempt_id, counted, flo
 
 def test_a_stream_resumes_by_seq_across_the_cut(app, attempt_id):
     from myapp.api import streams
-    from myapp.observation import LogFilter, LogTail
+    from myapp.pipelines.observation import LogFilter, LogTail
 
     with app.app_context():
         from myapp.extensions import db

@@ -1,4 +1,4 @@
-"""Per-run platform API tokens (myapp.run_tokens): one row per run, revoked when the run ends.
+"""Per-run platform API tokens (myapp.auth.run_tokens): one row per run, revoked when the run ends.
 
 Revision ID: 0006
 Revises: 0005

@@ -1,4 +1,4 @@
-"""Notebooks and images (issue 14): projects' registry credentials; Jupyter tokens sealed (myapp/sealed.py).
+"""Notebooks and images (issue 14): projects' registry credentials; Jupyter tokens sealed (myapp/auth/sealed.py).
 
 `registry_credentials`: one row per project (myapp/images/credentials.py), the dockerconfigjson sealed.
 The Jupyter tokens rows already hold are sealed with the app's SECRET_KEY, reachable when the migration
@@ -47,7 +47,7 @@ def _seal_notebook_tokens() -> None:
     key = _secret_key()
     if not key:
         return
-    from myapp import sealed
+    from myapp.auth import sealed
 
     bind = op.get_bind()
     notebook = sa.table("notebook", sa.column("id", sa.Integer), sa.column("job", JSONType))

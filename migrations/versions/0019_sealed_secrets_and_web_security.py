@@ -1,6 +1,6 @@
 """Webhook signing secrets sealed at rest (issue 12): the column widens to hold a sealed value, and the
 rows stored plain are sealed with the app's SECRET_KEY when the migration runs inside the app
-(`myapp db upgrade`, `myapp init`, `myapp.migrate.upgrade`). A bare `alembic upgrade` has no key: it
+(`myapp db upgrade`, `myapp init`, `myapp.models.migrate.upgrade`). A bare `alembic upgrade` has no key: it
 leaves them plain, and each is sealed the first time it is read or rotated (notify.secret_of).
 
 Revision ID: 0019
@@ -27,7 +27,7 @@ def upgrade() -> None:
                            existing_nullable=True)
     if not has_app_context():
         return
-    from myapp.sealed import PREFIX, seal
+    from myapp.auth.sealed import PREFIX, seal
 
     key = current_app.config["SECRET_KEY"]
     bind = op.get_bind()
@@ -41,7 +41,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     # Back to plain values (they fit 128 characters again); without the key they cannot be opened.
     if has_app_context():
-        from myapp.sealed import PREFIX, unseal
+        from myapp.auth.sealed import PREFIX, unseal
 
         key = current_app.config["SECRET_KEY"]
         bind = op.get_bind()

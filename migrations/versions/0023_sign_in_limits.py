@@ -1,4 +1,4 @@
-"""Sign-in limits that never lock an owner out (myapp/login_limits.py): the lockout table goes
+"""Sign-in limits that never lock an owner out (myapp/auth/login_limits.py): the lockout table goes
 (`login_failure`: failures per account and a "locked until" that refused the right password too);
 `login_limit` holds backoff per (account, client address) and each account's budget of attempts from
 new addresses, `login_known_address` the addresses each account signed in from, exempt from that

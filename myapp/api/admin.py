@@ -10,7 +10,7 @@ from marshmallow import ValidationError, fields, post_load, validate, validates_
 
 from ..errors import FieldError
 from ..extensions import db
-from ..fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
+from ..inputs.fields import DnsLabel, Int, Quantity, StrictSchema, StringMap, TolerationSchema
 from ..models import (
     Cluster,
     ClusterKind,
@@ -137,7 +137,7 @@ class ResourceGroupSchema(CapacityFields):
     gpu_type = fields.String(allow_none=True, validate=validate.Length(max=128))
     queue = DnsLabel(allow_none=True)
     gang_scheduling = fields.Boolean()
-    # Admission (myapp/admission.py): the nodes the capacity is on (empty: one node of the totals), the
+    # Admission (myapp/admission/gate.py): the nodes the capacity is on (empty: one node of the totals), the
     # policy ordering the group's queue, and how often one task may be preempted.
     nodes = fields.List(fields.Nested(GroupNodeSchema), validate=validate.Length(max=10_000))
     policy = fields.String(validate=validate.OneOf(POLICIES))
@@ -223,7 +223,7 @@ class QuotaApi(ResourceApi):
     @route("/usage", summary="Capacity against use: per resource group and project, what running attempts "
                              "request (cpu millicores, memory bytes, gpus)", response=USAGE)
     def usage(self):
-        from ..usage import usage_report
+        from ..admission.usage import usage_report
 
         return jsonify(items=usage_report())
 
@@ -252,7 +252,7 @@ GROUP_STATUS = component("ResourceGroupStatus", obj({
 
 
 class ResourceGroupStatusApi(ResourceApi):
-    """What admission sees in a resource group (myapp/admission.py), for admins: a permission of its own,
+    """What admission sees in a resource group (myapp/admission/gate.py), for admins: a permission of its own,
     which the User role does not have."""
 
     resource_name = "resource_group"
@@ -265,7 +265,7 @@ class ResourceGroupStatusApi(ResourceApi):
     @route("/<int:pk>/status", summary="Capacity, use, each project's quota, use and borrowing, the running "
                                        "attempts and the queue with reasons and positions", response=GROUP_STATUS)
     def status(self, pk: int):
-        from ..admission import status
+        from ..admission.report import status
 
         group = db.session.get(ResourceGroup, pk)
         if group is None:

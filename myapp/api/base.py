@@ -21,8 +21,8 @@ from flask_appbuilder.api import BaseApi
 from marshmallow import Schema
 
 from ..extensions import db
+from ..inputs.plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from ..models import Project, ProjectRole
-from ..plain_data import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .counts import count_of, count_params
 from .errors import FieldError, NotFound
 from .id_list import in_ids

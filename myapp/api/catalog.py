@@ -6,9 +6,9 @@ from typing import Any
 import sqlalchemy as sa
 from marshmallow import ValidationError, fields, validate, validates
 
-from ..fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
+from ..inputs.fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema, StrictSchema, StringMap
 from ..models import Image, JobTemplate, ProjectRole
-from ..outputs import OUTPUTS_KEY, OutputError, check_declaration
+from ..outputs.declarations import OUTPUTS_KEY, OutputError, check_declaration
 from ..rendering.args import SchemaError, check_property
 from ..rendering.kinds import KINDS
 from .base import ResourceApi

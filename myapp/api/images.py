@@ -12,14 +12,13 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from .. import environments
-from ..environments import check_requirements, parse_requirements
 from ..errors import FieldError, Kind
 from ..extensions import db
-from ..fields import ImageRepository, ImageTag, Int, StrictSchema
-from ..images import credentials
+from ..images import credentials, environments
 from ..images.dockerfile import APT_PACKAGE, IMAGE
+from ..images.environments import check_requirements, parse_requirements
 from ..images.logs import log_path, read_lines
+from ..inputs.fields import ImageRepository, ImageTag, Int, StrictSchema
 from ..models import (
     BuildSource,
     Image,

@@ -1,5 +1,5 @@
 """Notebooks: create, start, stop, delete (a worker acts: myapp/notebooks/lifecycle.py). The member check
-the notebook proxy asks, and the hand-off into a notebook's origin, are myapp/notebook_gate.py's."""
+the notebook proxy asks, and the hand-off into a notebook's origin, are myapp/web/notebook_gate.py's."""
 from __future__ import annotations
 
 import re
@@ -9,10 +9,9 @@ import sqlalchemy as sa
 from flask import current_app, jsonify
 from marshmallow import fields, validate
 
-from .. import reconcile_requests
 from ..errors import FieldError
 from ..extensions import db
-from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from ..inputs.fields import DnsLabel, Int, ResourcesSchema, StrictSchema
 from ..models import (
     Image,
     ImageBuild,
@@ -30,6 +29,7 @@ from ..notebooks import derived_proxy_key, gate
 from ..notebooks import states as lifecycle
 from ..rendering import ArgumentError
 from ..rendering.quantity import parse_quantity, resolve_resources
+from ..shared import reconcile_requests
 from .base import Ref, ResourceApi, bounded_int, query_args
 from .errors import ApiError
 from .responses import STRING, TASK_LOGS, nullable, obj
@@ -152,7 +152,7 @@ class NotebookApi(ResourceApi):
     @route("/<int:pk>/log", summary="JupyterLab's log: live while it runs, its last attempt's once stopped",
            query={"limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"}, response=TASK_LOGS)
     def log(self, pk: int):
-        from ..observation import line_json, read_notebook_lines
+        from ..pipelines.observation import line_json, read_notebook_lines
 
         nb = self.load(pk)
         limit = bounded_int(query_args({"limit"}), "limit", 1000, 1, MAX_LOG_LINES)

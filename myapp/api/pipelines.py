@@ -12,18 +12,18 @@ import sqlalchemy as sa
 from flask import Response, current_app, jsonify, request
 from marshmallow import fields, validate
 
-from .. import reconcile_requests
 from ..errors import DomainError, Kind
 from ..extensions import db
-from ..fields import DnsLabel, Int, StrictSchema
+from ..inputs.fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task, TaskRun
 from ..models.base import utcnow
-from ..outputs_refs import check_references
+from ..outputs.refs import check_references
 from ..pipelines.dag import find_cycle
 from ..pipelines.macros import check_run_params
 from ..pipelines.notify import give_secret, secret_of
 from ..pipelines.scheduling import check_schedule
 from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_webhook, save_task, task_values
+from ..shared import reconcile_requests
 from .base import Ref, ResourceApi, bounded_int, column_names, query_args, to_json_value
 from .errors import ApiError, FieldError, Forbidden, domain_error
 from .responses import (
@@ -269,7 +269,7 @@ class TaskApi(ResourceApi):
     @route("/<int:pk>/manifests", summary="Preview the manifests this task would submit, validated",
            response=MANIFESTS)
     def manifests(self, pk: int):
-        from ..task_manifests import preview_task
+        from ..pipelines.manifests import preview_task
 
         return jsonify(items=preview_task(self.load(pk)))
 
@@ -370,7 +370,7 @@ class PipelineRunApi(ResourceApi):
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
-        from .. import outputs_store
+        from ..outputs import store as outputs_store
 
         # Its attempts' outputs go with it (a rerun that copied some of them loses those too).
         namespace, run_id = db.session.get(Project, obj.project_id).namespace, obj.id
@@ -426,7 +426,7 @@ class TaskRunApi(ResourceApi):
 
     @staticmethod
     def _log_filter(args: dict[str, str]):
-        from ..observation import LogFilter
+        from ..pipelines.observation import LogFilter
 
         return LogFilter(replica=args.get("replica"), search=args.get("search"))
 
@@ -434,7 +434,7 @@ class TaskRunApi(ResourceApi):
            query={"replica": "only this replica (e.g. worker-1)", "search": "only lines containing this text",
                   "limit": f"the last N lines (default 1000, at most {MAX_LOG_LINES})"}, response=TASK_LOGS)
     def logs(self, pk: int):
-        from ..observation import line_json, read_page
+        from ..pipelines.observation import line_json, read_page
 
         attempt = self.load(pk)
         args = query_args({"replica", "search", "limit"})
@@ -447,7 +447,7 @@ class TaskRunApi(ResourceApi):
                "replica": "only this replica", "search": "only lines containing this text"},
            response=LOG_TEXT, media_type="text/plain")
     def log_download(self, pk: int):
-        from ..observation import stream_lines
+        from ..pipelines.observation import stream_lines
 
         attempt = self.load(pk)
         lines = stream_lines(attempt, self._log_filter(query_args({"replica", "search"})))
@@ -469,14 +469,14 @@ class TaskRunApi(ResourceApi):
     @route("/<int:pk>/metrics", summary="CPU, memory and GPU samples: live while running, kept after",
            response=TASK_METRICS)
     def metrics(self, pk: int):
-        from ..observation import read_metrics
+        from ..pipelines.observation import read_metrics
 
         return jsonify(items=read_metrics(self.load(pk)))
 
     @route("/<int:pk>/outputs", summary="What the attempt wrote to MYAPP_OUTPUT_DIR (listed when it ended; live "
            "while it runs) and the metrics it reported in metrics.jsonl", response=TASK_OUTPUTS)
     def outputs(self, pk: int):
-        from .. import outputs_store
+        from ..outputs import store as outputs_store
 
         attempt = self.load(pk)
         namespace = db.session.get(Project, attempt.project_id).namespace
@@ -487,9 +487,9 @@ class TaskRunApi(ResourceApi):
            summary="Report metrics of a running attempt at a step (a task, with its run's token): kept with "
                    "the attempt beside those of metrics.jsonl", response=REPORTED)
     def report_metrics(self, pk: int):
-        from .. import outputs_store
-        from ..claims import RUN_CLAIM
-        from ..security import run_claims
+        from ..auth.claims import RUN_CLAIM
+        from ..auth.security import run_claims
+        from ..outputs import store as outputs_store
 
         attempt = self.load(pk, ProjectRole.DEVELOPER)
         claims = run_claims()
@@ -515,7 +515,8 @@ class TaskRunApi(ResourceApi):
     def output_file(self, pk: int):
         from flask import send_file
 
-        from .. import outputs_fetch, outputs_store
+        from ..outputs import fetch as outputs_fetch
+        from ..outputs import store as outputs_store
 
         attempt = self.load(pk)
         args = query_args({"path", "preview"})
@@ -547,7 +548,7 @@ class TaskRunApi(ResourceApi):
     def _fetch_from_claim(attempt: TaskRun, namespace: str, path: str, missing: DomainError, preview: bool = False):
         """A file not here that an attempt left on a cluster's claim: 202 while the worker fetches it (or, for
         a preview, its start); any other file: the error that said it is not here."""
-        from .. import outputs_fetch
+        from ..outputs import fetch as outputs_fetch
 
         celery = current_app.extensions["celery"]
         fetching = missing.kind == Kind.NOT_FOUND and outputs_fetch.request_fetch(

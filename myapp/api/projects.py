@@ -8,7 +8,7 @@ from flask import jsonify
 from marshmallow import fields, validate
 
 from ..extensions import db
-from ..fields import DnsLabel, Int, StrictSchema
+from ..inputs.fields import DnsLabel, Int, StrictSchema
 from ..models import Project, ProjectMember, ProjectRole, User
 from ..notebooks.states import project_attempts
 from ..rendering.context import reserved_namespace

@@ -9,10 +9,10 @@ import sqlalchemy as sa
 from flask import current_app, jsonify, request
 from marshmallow import fields, validate
 
-from .. import project_caps
 from ..errors import FieldError
 from ..extensions import db
-from ..fields import DnsLabel, Int, StrictSchema
+from ..inputs.fields import DnsLabel, Int, StrictSchema
+from ..inputs.plain_data import INT64_MAX, NonFinite, problem
 from ..models import (
     InferenceService,
     ModelStage,
@@ -21,7 +21,7 @@ from ..models import (
     Project,
     TaskRun,
 )
-from ..plain_data import INT64_MAX, NonFinite, problem
+from ..projects import caps as project_caps
 from ..serving import local_uri, storage, store
 from ..serving import traffic as split
 from .base import Ref, ResourceApi

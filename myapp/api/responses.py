@@ -5,7 +5,7 @@ Objects of a ResourceApi are described from their SQLAlchemy columns (`model_sch
 field there (`resources` -> Resources), plus the keys an API's `present` adds (`output_fields`).
 Custom routes name their answer with `route(..., response=...)`: one of the components below,
 a marshmallow schema, or a JSON-schema dict. Components registered with `component()` are put
-into every spec, also those no route references (the session endpoints of myapp/web.py).
+into every spec, also those no route references (the session endpoints of myapp/web/ui_routes.py).
 
 The spec is OpenAPI 3.0: a null value is `nullable: true`, and a `$ref` that may be null is
 wrapped in `allOf`.
@@ -27,10 +27,10 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import Schema
 from sqlalchemy.orm import Mapped
 
+from ..admission.usage import Amount
 from ..models import PipelineRun, ProjectRole, TaskRun, TaskState
-from ..observation import LogLine, MetricSample
+from ..pipelines.observation import LogLine, MetricSample
 from ..rendering.args import ITEM_KEYWORDS, PROPERTY_KEYWORDS, TYPES
-from ..usage import Amount
 
 REF_PREFIX = "#/components/schemas/"
 STRING: dict[str, Any] = {"type": "string"}
@@ -232,7 +232,7 @@ MESSAGE = component("Message", obj({"message": STRING}))
 FAB_BAD_REQUEST = {"description": "Bad request", "content": {"application/json": {"schema": obj(
     {"message": {"anyOf": [STRING, {"type": "object", "additionalProperties": array(STRING)}]}}, strict=False)}}}
 # What FAB's own operations answer beyond what FAB's spec of them says: its login predates the sign-in
-# limits (myapp/logins.py), and its menu is not granted to the User role (myapp/security.py).
+# limits (myapp/auth/logins.py), and its menu is not granted to the User role (myapp/auth/security.py).
 FAB_ANSWERS = {
     ("/api/v1/security/login", "post"): {"429": {
         "description": "Too many sign-in attempts from this address, or for this account from it (Retry-After)",
@@ -255,7 +255,7 @@ PAGE_META = component("PageMeta", obj({
     "page_size": INTEGER,
 }))
 
-# ---- sign-in and the signed-in user (myapp/web.py, myapp/api/me.py) ---------------------------------------
+# ---- sign-in and the signed-in user (myapp/web/ui_routes.py, myapp/api/me.py) ---------------------------------------
 SESSION = component("Session", obj({"authenticated": BOOLEAN, "csrf_token": STRING}))
 PROJECT_ROLE = enum_of(ProjectRole)
 ME = component("Me", obj({
@@ -271,7 +271,7 @@ _GENERATED = {"generated_password": {**STRING, "description": "only when the ser
 NEW_USER = component("NewUser", {"allOf": [ref("UserOut"), obj(_GENERATED, optional=_GENERATED)]})
 PASSWORD_CHANGED = component("PasswordChanged", obj({"message": STRING, **_GENERATED}, optional=_GENERATED))
 _WAIT = {**INTEGER, "description": "seconds until the next attempt is let through (0: now)"}
-LOGIN_LIMITS = component("LoginLimits", obj({  # myapp/login_limits.py state()
+LOGIN_LIMITS = component("LoginLimits", obj({  # myapp/auth/login_limits.py state()
     "addresses": array(obj({"address": STRING, "failures": {**INTEGER, "description": "in the current streak"},
                             "retry_after": _WAIT})),
     "new_addresses": obj({"attempts_left": INTEGER, "retry_after": _WAIT}),
@@ -279,7 +279,7 @@ LOGIN_LIMITS = component("LoginLimits", obj({  # myapp/login_limits.py state()
                                   "expires_at": {**STRING, "format": "date-time"}})),
 }))
 
-# ---- capacity (myapp/api/admin.py present_capacity, myapp/usage.py) -------------------------------------------
+# ---- capacity (myapp/api/admin.py present_capacity, myapp/admission/usage.py) ----------------------------------------
 CAPACITY_FIELDS = {
     "cpu": {**STRING, "description": "cpu_millicores as a Kubernetes quantity, e.g. 500m or 4"},
     "memory": {**STRING, "description": "memory_bytes as a Kubernetes quantity, e.g. 512Mi or 8Gi"},
@@ -320,9 +320,9 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
     "type": enum_of(["object"]),
     "properties": {"type": "object", "additionalProperties": ARG_PROPERTY},
     "required": array(STRING),
-    # The shipped catalog's schemas refuse unknown arguments (myapp/catalog.py).
+    # The shipped catalog's schemas refuse unknown arguments (myapp/rendering/catalog.py).
     "additionalProperties": BOOLEAN,
-    # The outputs a task of the template writes (myapp/outputs.py): key -> type, path, description.
+    # The outputs a task of the template writes (myapp/outputs/declarations.py): key -> type, path, description.
     "x-outputs": {"type": "object", "additionalProperties": obj({"type": STRING, "path": STRING,
                                                                  "description": STRING})},
 }, optional=("type", "properties", "required", "additionalProperties", "x-outputs")))

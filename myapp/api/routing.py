@@ -22,10 +22,10 @@ from flask_wtf.csrf import CSRFError
 from marshmallow import ValidationError
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from ..auth.security import BEARER_VERIFIED
 from ..errors import DomainError
 from ..extensions import csrf, db
-from ..plain_data import MAX_DEPTH, NonFinite, problem
-from ..security import BEARER_VERIFIED
+from ..inputs.plain_data import MAX_DEPTH, NonFinite, problem
 from .errors import ApiError, domain_error, validation_error
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -68,7 +68,7 @@ def busy_response() -> Any:
 
 def check_csrf() -> None:
     """Browser sessions must send the CSRF token; bearer-token clients cannot be forged cross-site.
-    Only a Bearer token verified for this request (myapp.security.bearer_only, which then ignores the
+    Only a Bearer token verified for this request (myapp.auth.security.bearer_only, which then ignores the
     cookie) skips the check: a dummy header next to a session cookie is a 401, never a bypass."""
     if request.method in SAFE_METHODS or g.get(BEARER_VERIFIED):
         return

@@ -14,7 +14,7 @@ from flask import jsonify
 from marshmallow import fields, validate
 
 from ..errors import DomainError, FieldError, Kind
-from ..fields import Int, StrictSchema
+from ..inputs.fields import Int, StrictSchema
 from ..models import PlatformSetting
 from ..scheduler import traces
 from ..scheduler.policy import DEFAULT_MAX_PREEMPTIONS, OURS, POLICIES

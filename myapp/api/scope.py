@@ -8,11 +8,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 from flask import g
 
-from ..claims import PROJECT_CLAIM
+from ..auth.claims import PROJECT_CLAIM
+from ..auth.security import run_claims
 from ..extensions import appbuilder, db, generations
-from ..generations import Kept
 from ..models import ProjectMember, ProjectRole
-from ..security import run_claims
+from ..shared.generations import Kept
 from .errors import ApiError, Forbidden, NotFound
 
 

@@ -14,10 +14,9 @@ import sqlalchemy as sa
 from flask import current_app, jsonify
 from marshmallow import ValidationError, fields, validate, validates_schema
 
-from .. import observation
 from ..errors import FieldError
 from ..extensions import db
-from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema
+from ..inputs.fields import DnsLabel, Int, ResourcesSchema, StrictSchema
 from ..models import (
     InferenceService,
     ModelVersion,
@@ -26,6 +25,7 @@ from ..models import (
     ResourceGroup,
     ServiceState,
 )
+from ..pipelines import observation
 from ..serving import placement, prometheus, request_logs, storage
 from ..serving import traffic as split
 from ..serving.router_client import RouterUnavailable, control, router_token

@@ -78,7 +78,7 @@ class ServingProxyApi(BaseApi):
         headers = {h: request.headers[h] for h in PASSED_HEADERS if h in request.headers}
         query = ("?" + request.query_string.decode("latin-1")) if request.query_string else ""
         try:
-            body = request.get_data()  # all of it, or 413 before anything is sent (myapp/request_body.py)
+            body = request.get_data()  # all of it, or 413 before anything is sent (myapp/web/request_body.py)
         except RequestEntityTooLarge:
             raise ApiError(f"the request body is larger than {request.max_content_length} bytes", status=413) from None
         try:

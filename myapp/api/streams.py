@@ -1,7 +1,7 @@
 """Server-sent event streams for the UI: a run's states and a task run's logs, live.
 
 Workers write state and logs; these streams only read (SQL, and logs through
-`myapp.observation`) and push what changed. A stream ends after STREAM_SECONDS and the browser's EventSource
+`myapp.pipelines.observation`) and push what changed. A stream ends after STREAM_SECONDS and the browser's EventSource
 reconnects (with Last-Event-ID for logs).
 
 Streams cannot starve the web server (gunicorn gthread: each open stream holds one thread):
@@ -9,7 +9,7 @@ Streams cannot starve the web server (gunicorn gthread: each open stream holds o
   connection, so 200 open streams cost one thread's work, not 200 threads polling SQL at once; a
   stream's own thread only waits for what the poller hands it (and reads once when it opens);
 - caps (`Slots`): MYAPP_STREAMS_PER_USER streams per user, counted across the web processes (in Redis,
-  or without it a SQLite file in the instance folder: myapp/shared_limits.py), and per process what
+  or without it a SQLite file in the instance folder: myapp/shared/limits.py), and per process what
   its threads allow (MYAPP_WEB_THREADS less a reserve for other requests, or MYAPP_STREAMS_PER_PROCESS);
   beyond, 429 with Retry-After (the UI retries later).
 """
@@ -28,8 +28,8 @@ from flask import Flask, Response, current_app, stream_with_context
 from ..errors import DomainError
 from ..extensions import db
 from ..models import PipelineRun, TaskRun
-from ..observation import LogFilter, LogTail, line_json
-from ..shared_limits import SlotStore, slot_store
+from ..pipelines.observation import LogFilter, LogTail, line_json
+from ..shared.limits import SlotStore, slot_store
 from .base import to_json_value
 from .errors import ApiError
 from .scope import current_user
@@ -79,7 +79,7 @@ def _per_user_refusal(per_user: int) -> TooManyStreams:
 
 class Slots:
     """Open streams of this process, per user and in all; the per-user count in `shared` (every web
-    process: myapp/shared_limits.py) when given, else in this process."""
+    process: myapp/shared/limits.py) when given, else in this process."""
 
     def __init__(self, shared: SlotStore | None = None) -> None:
         self.lock = threading.Lock()

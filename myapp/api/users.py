@@ -2,15 +2,15 @@
 
 Admins only (FAB role permission: the `User` role is not granted `UserAccount`). FAB's generic
 security API (`/api/v1/security/users/`) is not what the UI uses: it takes any password and knows
-nothing of the rules here (the password policy of myapp/passwords.py; an admin keeps their own admin
+nothing of the rules here (the password policy of myapp/auth/passwords.py; an admin keeps their own admin
 flag and stays active). Passwords are never echoed back nor logged; a generated one is answered
 once, in the response to the request that made it.
 
 A deactivated user cannot sign in (FAB's `auth_user_db` refuses inactive users, for the browser
 session and `/api/v1/security/login`), and FAB's user loaders refuse them on every request, so
 their session cookie and JWTs stop working at once (a JWT answers 401). A password reset ends all
-of the user's sessions and JWTs (myapp.logins), but for the browser session of an admin resetting
-their own. Admins see an account's sign-in limits (myapp.login_limits: the addresses backing off, the
+of the user's sessions and JWTs (myapp.auth.logins), but for the browser session of an admin resetting
+their own. Admins see an account's sign-in limits (myapp.auth.login_limits: the addresses backing off, the
 budget for new addresses, the addresses it is known at) and clear them.
 """
 from __future__ import annotations
@@ -24,15 +24,15 @@ from flask import current_app, g, jsonify, session
 from marshmallow import ValidationError, fields, validate, validates_schema
 from werkzeug.security import generate_password_hash
 
-from .. import login_limits
+from ..auth import login_limits
+from ..auth.logins import SESSION_KEY, end_all_sessions
+from ..auth.passwords import MAX_LENGTH as PASSWORD_MAX_LENGTH
+from ..auth.passwords import MIN_LENGTH as PASSWORD_MIN_LENGTH
+from ..auth.passwords import check_password
+from ..auth.security import ADMIN_ROLE, USER_ROLE
 from ..extensions import appbuilder, db
-from ..fields import StrictSchema
-from ..logins import SESSION_KEY, end_all_sessions
+from ..inputs.fields import StrictSchema
 from ..models import User
-from ..passwords import MAX_LENGTH as PASSWORD_MAX_LENGTH
-from ..passwords import MIN_LENGTH as PASSWORD_MIN_LENGTH
-from ..passwords import check_password
-from ..security import ADMIN_ROLE, USER_ROLE
 from .base import ResourceApi
 from .errors import FieldError
 from .responses import BOOLEAN, LOGIN_LIMITS, NEW_USER, PASSWORD_CHANGED

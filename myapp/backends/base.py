@@ -37,7 +37,7 @@ class JobRef:
 
     backend: str
     namespace: str
-    job_name: str  # value of myapp.contract.JOB_NAME_LABEL; selects every pod / process of the attempt
+    job_name: str  # value of myapp.rendering.contract.JOB_NAME_LABEL; selects every pod / process of the attempt
     primary: ObjectRef  # the workload whose status is the task's status
     objects: tuple[ObjectRef, ...] = ()  # everything submitted, for cancel and cleanup
 

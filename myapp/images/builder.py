@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..backends.local import sandbox
-from ..environments import MARKER, Environment, content_hash, find, locked, python_version
 from ..fs.beneath import Folder
+from .environments import MARKER, Environment, content_hash, find, locked, python_version
 
 # The platform's settings that say where the package index is and how to reach it; nothing else of
 # its environment (database URL, secret key) reaches a build.

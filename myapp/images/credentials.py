@@ -1,7 +1,7 @@
 """A project's registry credentials: what Kaniko's `push` container pushes with (docs/images.md).
 
 Project owners set them (`PUT /api/v1/image_build/project/{project}/registry_credentials`); the row
-keeps the dockerconfigjson sealed (myapp/sealed.py, purpose "registry-credentials") and no answer ever carries
+keeps the dockerconfigjson sealed (myapp/auth/sealed.py, purpose "registry-credentials") and no answer ever carries
 it back, only whether it is set and for which registry. For each build the worker puts it in a Secret
 of the build's own (`image-build-<id>-registry`), mounted by the `push` container alone, and deletes
 that Secret when the build ends. A project without stored credentials builds with the namespace's
@@ -16,7 +16,7 @@ from typing import Any
 
 from flask import current_app
 
-from .. import sealed
+from ..auth import sealed
 from ..errors import FieldError
 from ..extensions import db
 from ..models.workspace import RegistryCredentials

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from ..environments import REQUIREMENT
+from .environments import REQUIREMENT
 
 APT_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(=[A-Za-z0-9.+:~-]+)?")  # Debian policy names, optional =version
 IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"

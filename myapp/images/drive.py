@@ -4,7 +4,7 @@ Where it builds: a build whose resource group is on a Kubernetes cluster runs a 
 (``kaniko.py``); every other build makes a local Python environment (``builder.py``). Either way the
 log goes to the build's file (``logs.py``), the state and reason to its row, and a success registers
 the image in the catalog for the project (an ``Image`` row; locally also the environment that image
-stands for, ``myapp.environments.register``). Safe to run again for the same build: a finished build
+stands for, ``myapp.images.environments.register``). Safe to run again for the same build: a finished build
 is left alone, a Kaniko Job already submitted is adopted.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 import sqlalchemy as sa
 from flask import current_app
 
-from .. import environments
+from ..auth.sealed import SealError
 from ..backends import Backend, BackendError, JobRef, JobState
 from ..backends.registry import backend_for_group, local_workdir, log_archive
 from ..extensions import db
@@ -38,11 +38,10 @@ from ..models import (
 from ..notebooks import worker_auth
 from ..notebooks.packages import SnapshotError, installed
 from ..notebooks.states import SERVING, jupyter_token, not_serving
+from ..pipelines.manifests import group_spec, template_data
 from ..rendering import RenderError
 from ..rendering.kinds.notebook import url_prefix
-from ..sealed import SealError
-from ..task_manifests import group_spec, template_data
-from . import credentials, kaniko
+from . import credentials, environments, kaniko
 from .builder import BuildError, build_environment
 from .dockerfile import dockerfile_for
 from .logs import LogWriter, log_path

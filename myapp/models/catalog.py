@@ -19,12 +19,12 @@ class Image(IdMixin, TimestampMixin, Model):
     # Name of a Kubernetes Secret in the job's namespace; never the credential itself.
     pull_secret: Mapped[str | None] = mapped_column(sa.String(253))
     description: Mapped[str] = mapped_column(sa.Text, default="", nullable=False)
-    # An image a build registered for one project (myapp/images.py); None: the shared catalog.
+    # An image a build registered for one project (myapp/images/); None: the shared catalog.
     project_id: Mapped[int | None] = mapped_column(
         sa.ForeignKey("project.id", ondelete="CASCADE"), index=True
     )
     # Its local Python environment (MYAPP_HOME/environments/<hash>), which local jobs and notebooks
-    # naming the image run with (myapp/environments.py).
+    # naming the image run with (myapp/images/environments.py).
     environment: Mapped[str | None] = mapped_column(sa.String(64))
 
 
@@ -45,7 +45,7 @@ class JobTemplate(IdMixin, TimestampMixin, Model):
     max_resources: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
     env: Mapped[dict[str, str]] = mapped_column(JSONType, default=dict, nullable=False)
     # Its jobs resume from their own checkpoints when started again (template.yaml `checkpoints`):
-    # admission preempts them first (myapp/admission.py).
+    # admission preempts them first (myapp/admission/gate.py).
     checkpoints: Mapped[bool] = mapped_column(sa.Boolean, default=False, server_default=sa.false(), nullable=False)
     # True for templates shipped in job-templates/ (refreshed by `myapp init`).
     builtin: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)

@@ -55,7 +55,7 @@ class ResourceGroup(IdMixin, TimestampMixin, Model):
     # Volcano queue and gang scheduling, used where Volcano is installed.
     queue: Mapped[str | None] = mapped_column(sa.String(63))
     gang_scheduling: Mapped[bool] = mapped_column(sa.Boolean, default=False, nullable=False)
-    # Admission (myapp/admission.py): the nodes the capacity is on, [{name, gpus, cpu_millicores,
+    # Admission (myapp/admission/gate.py): the nodes the capacity is on, [{name, gpus, cpu_millicores,
     # memory_bytes}]; empty: one node of the totals above, or, on a local cluster whose totals are all 0,
     # the machine's CPUs, memory and GPUs. `policy` orders the group's queue (myapp.scheduler.policy).
     nodes: Mapped[list[dict[str, Any]]] = mapped_column(JSONType, default=list, nullable=False)

@@ -1,4 +1,4 @@
-"""Login security state (myapp.logins, myapp.login_limits): browser sessions, token cut-offs, sign-in
+"""Login security state (myapp.auth.logins, myapp.auth.login_limits): browser sessions, token cut-offs, sign-in
 limits and the addresses each account signed in from."""
 from __future__ import annotations
 

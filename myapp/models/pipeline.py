@@ -56,7 +56,7 @@ class Pipeline(IdMixin, TimestampMixin, Model):
     # Which events call the webhook (myapp.pipelines.notify.EVENTS); by default every run outcome.
     webhook_events: Mapped[list[str]] = mapped_column(
         JSONType, default=lambda: list(RUN_EVENTS), nullable=False)
-    # HMAC key of the webhook's signature, made by the server and stored sealed (myapp/sealed.py: 191
+    # HMAC key of the webhook's signature, made by the server and stored sealed (myapp/auth/sealed.py: 191
     # characters for a 64-character key; notify.give_secret / secret_of); never in YAML or lists.
     webhook_secret: Mapped[str | None] = mapped_column(sa.String(256))
     created_by_id: Mapped[int | None] = mapped_column(sa.ForeignKey("ab_user.id", ondelete="SET NULL"))

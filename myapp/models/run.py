@@ -95,7 +95,7 @@ class PipelineRun(IdMixin, _Stateful, Model):
     # Written first by every reconcile pass: the row lock that serializes controllers on one run.
     reconciled_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # A reconcile is queued for the run (set only where it was NULL, cleared when one starts): at
-    # most one pending per run, whatever the broker (myapp/reconcile_requests.py).
+    # most one pending per run, whatever the broker (myapp/shared/reconcile_requests.py).
     reconcile_requested_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # When beat should next look at the run (the controller's timer: next poll, a retry's backoff,
     # a timeout); NULL once it has finished. A new run is due at once.
@@ -119,7 +119,7 @@ class TaskRun(IdMixin, _Stateful, Model):
         sa.Index("ix_task_run_project_id_id", "project_id", "id"),
         # Lists filtered by state (and their counts) stay index-only at 100k+ rows.
         sa.Index("ix_task_run_project_state_id", "project_id", "state", "id"),
-        # Admission reads the unfinished attempts of every project (myapp/admission.py).
+        # Admission reads the unfinished attempts of every project (myapp/admission/gate.py).
         sa.Index("ix_task_run_state", "state"),
     )
     _transitions = TASK_TRANSITIONS
@@ -140,10 +140,10 @@ class TaskRun(IdMixin, _Stateful, Model):
     exit_code: Mapped[int | None] = mapped_column(sa.Integer)
     # CPU, memory and GPU samples written back when the attempt finishes (run history).
     metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
-    # Its folder on the project's outputs volume ("<run>/<task>/<attempt>", myapp/outputs.py); a
+    # Its folder on the project's outputs volume ("<run>/<task>/<attempt>", myapp/outputs/declarations.py); a
     # rerun's copy of a succeeded attempt keeps its source's. NULL: it mounts none.
     output_dir: Mapped[str | None] = mapped_column(sa.String(255))
-    # What it wrote there, listed when it finished: [{"path", "size"}] (myapp/outputs_store.py).
+    # What it wrote there, listed when it finished: [{"path", "size"}] (myapp/outputs/store.py).
     outputs: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
     # What it reported in metrics.jsonl: [{"step", "name", "value"}].
     reported_metrics: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
@@ -153,7 +153,7 @@ class TaskRun(IdMixin, _Stateful, Model):
     # bounded retries with backoff (myapp/pipelines/controller.py), then the attempt fails.
     backend_errors: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
     backend_retry_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
-    # Admission to its resource group (myapp/admission.py): the place in the group's queue while it
+    # Admission to its resource group (myapp/admission/gate.py): the place in the group's queue while it
     # waits (its reason says why), where it was placed (node -> GPUs) once admitted, how many earlier
     # attempts of the task were preempted (they do not count as failures), and when this one was.
     queue_position: Mapped[int | None] = mapped_column(sa.Integer)

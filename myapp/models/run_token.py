@@ -1,4 +1,4 @@
-"""RunToken: the platform API credential of one pipeline run (see myapp.run_tokens)."""
+"""RunToken: the platform API credential of one pipeline run (see myapp.auth.run_tokens)."""
 from __future__ import annotations
 
 import datetime as dt

@@ -60,7 +60,7 @@ class Notebook(IdMixin, TimestampMixin, Model):
         sa.ForeignKey("project.id", ondelete="CASCADE"), nullable=False, index=True
     )
     name: Mapped[str] = mapped_column(sa.String(63), nullable=False)
-    # A catalog image ("repository:tag"); locally its environment (myapp.environments) is the Python it runs.
+    # A catalog image ("repository:tag"); locally its environment (myapp.images.environments) is the Python it runs.
     image: Mapped[str] = mapped_column(sa.String(512), nullable=False)
     resources: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
     resource_group_id: Mapped[int | None] = mapped_column(
@@ -164,7 +164,7 @@ class BuildSource(str, enum.Enum):
 
 
 class ImageBuild(IdMixin, TimestampMixin, Model):
-    """A build of an image: Kaniko on Kubernetes, a Python environment locally (myapp/images.py);
+    """A build of an image: Kaniko on Kubernetes, a Python environment locally (myapp/images/);
     never `docker commit`. The web stores it pending; a worker builds it (docs/images.md)."""
 
     __tablename__ = "image_build"
@@ -211,7 +211,7 @@ class ImageBuild(IdMixin, TimestampMixin, Model):
 
 class RegistryCredentials(TimestampMixin, Model):
     """A project's push credentials for Kaniko builds (myapp/images/credentials.py): a dockerconfigjson
-    sealed at rest (myapp/sealed.py, purpose "registry-credentials"), never answered; one per project."""
+    sealed at rest (myapp/auth/sealed.py, purpose "registry-credentials"), never answered; one per project."""
 
     __tablename__ = "registry_credentials"
 

@@ -1,5 +1,5 @@
 """What a notebook waits for before it starts (its image's build; resources are
-`myapp.admission.admit_notebook`'s), and idle culling from Jupyter's own activity.
+`myapp.admission.gate.admit_notebook`'s), and idle culling from Jupyter's own activity.
 
 Idle means no kernel and no terminal activity: Jupyter's `/api/kernels` and `/api/terminals` give
 each one's `last_activity` (a kernel running a cell is busy, never idle). An open browser tab that

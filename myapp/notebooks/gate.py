@@ -1,5 +1,5 @@
 """Who may open a notebook's origin, and how a browser gets in: the one decision the local proxy
-(`GET /api/v1/notebook/authz`) and Istio's ext-authz check (myapp/notebook_extauthz.py) ask.
+(`GET /api/v1/notebook/authz`) and Istio's ext-authz check (myapp/web/notebook_extauthz.py) ask.
 
 The platform's session cookie stays on the platform's host. A browser gets into a notebook's origin
 (myapp/notebooks/origins.py) by a hand-off:
@@ -13,7 +13,7 @@ The platform's session cookie stays on the platform's host. A browser gets into 
    signed in on the platform (logout ends it), developer of the project (or an admin), and the notebook
    running. Codes and sessions are kept as SHA-256 digests only.
 
-Domain code: outcomes and DomainErrors, no HTTP (the routes in myapp/notebook_gate.py map them).
+Domain code: outcomes and DomainErrors, no HTTP (the routes in myapp/web/notebook_gate.py map them).
 """
 from __future__ import annotations
 

@@ -30,10 +30,10 @@ from ..models import (
     ResourceGroup,
     utcnow,
 )
-from ..outputs import VOLUME as OUTPUTS_VOLUME
+from ..outputs.declarations import VOLUME as OUTPUTS_VOLUME
+from ..pipelines.manifests import group_spec, template_data
 from ..rendering import RenderContext, RenderError, render
 from ..rendering.kinds.notebook import token_secret_name, url_prefix, work_claim_name
-from ..task_manifests import group_spec, template_data
 from .states import (
     ACTIVE,
     SERVING,

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from flask import current_app
 
-from .. import sealed
+from ..auth import sealed
 from ..extensions import db
 from ..models import Notebook, NotebookIntent, NotebookState, Project, utcnow
 from ..rendering.kinds.notebook import token_secret_name, work_claim_name

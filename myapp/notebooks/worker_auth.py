@@ -1,6 +1,6 @@
 """The worker's credential for reaching a notebook on Kubernetes past its AuthorizationPolicy.
 
-Istio's ext-authz check (`myapp/notebook_extauthz.py`) admits browsers by their session cookie; the
+Istio's ext-authz check (`myapp/web/notebook_extauthz.py`) admits browsers by their session cookie; the
 worker (a snapshot build reading a notebook's packages, activity polling) has no session. It sends
 `HEADER: <expiry>.<hmac>` instead: an HMAC of the notebook's project, name and expiry under a key derived
 from SECRET_KEY (HKDF, its own purpose), so it opens this notebook only, for minutes only, and only the

@@ -179,7 +179,7 @@ def logs_command(run_id: int, as_json: bool) -> None:
             for line in entry["lines"]:
                 click.echo(f"[task run {entry['task_run']}/{line.get('replica')}] {line.get('line')}")
         return
-    from ..observation import read_lines
+    from .observation import read_lines
 
     with _in_process():
         for attempt in db.session.scalars(sa.select(TaskRun).filter_by(pipeline_run_id=run_id).order_by(TaskRun.id)):
@@ -363,8 +363,8 @@ def follow(run_id: int, poll: float) -> str:
 def _follow(run_id: int, poll: float) -> str:
     from ..backends.registry import backend_for, log_archive
     from ..models import Task
-    from ..observation import LogTail
     from .controller import RunController
+    from .observation import LogTail
 
     controller = RunController(backend_for, archive=log_archive())
     tails: dict[int, LogTail] = {}

@@ -23,11 +23,10 @@ from flask import current_app
 from sqlalchemy.orm import defer
 from sqlalchemy.orm.attributes import set_committed_value
 
-from .. import outputs, outputs_store, run_tokens
-from ..admission import admit as admit_to_group
-from ..admission import recheck_after
+from ..admission.gate import admit as admit_to_group
+from ..admission.gate import recheck_after
+from ..auth import run_tokens
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
-from ..contract import run_token_secret
 from ..extensions import cache, db
 from ..models import (
     Edge,
@@ -44,18 +43,21 @@ from ..models import (
     utcnow,
 )
 from ..models.states import TASK_ACTIVE
-from ..outputs_refs import upstream_paths
+from ..outputs import declarations as outputs
+from ..outputs import store as outputs_store
+from ..outputs.refs import upstream_paths
 from ..rendering import RenderError
-from ..task_manifests import render_task
+from ..rendering.contract import run_token_secret
 from .dag import Decision, decide, retry_delay, run_outcome
 from .macros import macro_values, substitute
+from .manifests import render_task
 from .scheduling import admission, disabled_cluster, project_full, run_task_ids
 
 log = logging.getLogger(__name__)
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
 MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
 SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
-# When a run with nothing to do now needs its next look (beat requests it then: myapp/reconcile_requests.py).
+# When a run with nothing to do now needs its next look (beat requests it then: myapp/shared/reconcile_requests.py).
 # An active attempt is polled after a tenth of its age, between POLL_MIN and POLL_MAX: young jobs are
 # seen finishing within a tick, long ones cost a poll per POLL_MAX each.
 POLL_MIN, POLL_FRACTION, POLL_MAX = 1.0, 0.1, 15.0
@@ -383,7 +385,7 @@ class RunController:
                 if self.now() >= _aware(due):
                     retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions)
             elif attempt.state == TaskState.CANCELLED and attempt.preempted_at is not None:
-                started.add(task_id)  # preempted (myapp/admission.py): again at once, not a failure
+                started.add(task_id)  # preempted (myapp/admission/gate.py): again at once, not a failure
                 retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions + 1)
             elif attempt.is_finished:
                 final[task_id] = attempt.state
@@ -525,7 +527,7 @@ class RunController:
         attempt.reason = f"{call} failed (try {attempt.backend_errors} of {tries}), next in {delay:g} s: {exc}"
         return False
 
-    # ---- the run's platform API token (myapp/run_tokens.py) -------------------------------------
+    # ---- the run's platform API token (myapp/auth/run_tokens.py) -------------------------------------
     def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend, token: RunToken | None = None) -> None:
         """The run's token Secret, where an attempt that mounts it runs, before it is submitted
         (the local backend reads it at submit). Put again by every pass that submits such an attempt:

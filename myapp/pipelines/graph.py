@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from ..errors import FieldError, Kind
 from ..extensions import db
 from ..models import Edge, Pipeline, Task
-from ..outputs_refs import check_references
+from ..outputs.refs import check_references
 from .dag import find_cycle
 from .tasks import TASK_FIELDS, save_task
 

@@ -2,7 +2,7 @@
 
 Only the names below are recognised; anything else between braces stays literal text. Every macro is
 documented in docs/macros.md (output references, ``{{ tasks.<name>.outputs.<key> }}``, are filled by
-myapp/outputs.py the same way).
+myapp/outputs/declarations.py the same way).
 """
 from __future__ import annotations
 

@@ -31,10 +31,10 @@ import sqlalchemy as sa
 from flask import current_app
 from requests.adapters import HTTPAdapter
 
+from ..auth.sealed import SealError, is_sealed, seal, unseal
 from ..errors import DomainError, FieldError, Kind
 from ..extensions import db
 from ..models import Pipeline, PipelineRun, Project, Task, TaskRun, TaskState
-from ..sealed import SealError, is_sealed, seal, unseal
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 5.0, 10.0  # seconds; a delivery takes at most about their sum per address
 MAX_ANSWER_BYTES = 1024  # of the receiver's answer, read only to quote it in an error
@@ -42,7 +42,7 @@ ALLOW_SETTING = "MYAPP_WEBHOOK_ALLOWED_HOSTS"
 METADATA_ADDRESS = ipaddress.ip_address("169.254.169.254")
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-SECRET_PURPOSE = "webhook-secret"  # myapp/sealed.py: the column holds the secret sealed under this purpose
+SECRET_PURPOSE = "webhook-secret"  # myapp/auth/sealed.py: the column holds the secret sealed under this purpose
 
 
 class WebhookError(RuntimeError):

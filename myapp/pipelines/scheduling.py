@@ -185,7 +185,7 @@ def latest_fire_time(schedule: str, now: dt.datetime) -> dt.datetime:
 
 def _insert_run(pipeline: Pipeline, run_key: str, trigger: RunTrigger, logical_date: dt.date) -> int | None:
     """Insert in a savepoint; a duplicate key means the run exists already (returns None), and so does a
-    project over its storage cap (myapp/project_caps.py: the run is not made, the reason logged)."""
+    project over its storage cap (myapp/projects/caps.py: the run is not made, the reason logged)."""
     try:
         with db.session.begin_nested():
             run = PipelineRun(project_id=pipeline.project_id, pipeline_id=pipeline.id, run_key=run_key,

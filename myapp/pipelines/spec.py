@@ -18,10 +18,10 @@ from marshmallow import ValidationError, fields, validate
 
 from ..errors import DomainError, FieldError, Kind, flatten_messages
 from ..extensions import db
-from ..fields import DnsLabel
+from ..inputs.fields import DnsLabel
+from ..inputs.plain_data import MAX_DEPTH, problem
 from ..models import Edge, JobTemplate, Pipeline, Project, ResourceGroup, Task
-from ..outputs_refs import check_references
-from ..plain_data import MAX_DEPTH, problem
+from ..outputs.refs import check_references
 from .dag import find_cycle
 from .scheduling import check_schedule
 from .tasks import (

@@ -17,12 +17,12 @@ from marshmallow import fields, validate
 
 from ..errors import FieldError, Kind
 from ..extensions import db
-from ..fields import DnsLabel, Int, ResourcesSchema, StrictSchema, cron_expression, enum_field
+from ..inputs.fields import DnsLabel, Int, ResourcesSchema, StrictSchema, cron_expression, enum_field
 from ..models import ConcurrencyPolicy, JobTemplate, Pipeline, ResourceGroup, Task, TriggerRule
 from ..models.pipeline import WEBHOOK_EVENTS
 from ..rendering import ArgumentError
 from ..rendering.kinds.service import pipeline_refusal
-from ..task_manifests import check_task_inputs
+from .manifests import check_task_inputs
 from .notify import check_url, give_secret
 
 # What a user sets on a pipeline besides its project and name (clone copies them, YAML carries them).

@@ -12,8 +12,8 @@ from typing import Any
 import click
 import yaml
 
-from ..contract import run_token_secret
 from .context import RenderContext, ResourceGroup
+from .contract import run_token_secret
 from .errors import RenderError
 from .render import render
 
@@ -65,7 +65,7 @@ def render_command(template: str, sets: tuple[str, ...], args_json: str | None, 
                    cpu: str | None, memory: str | None, gpu: str | None, group_json: str | None,
                    catalog_root: Path | None) -> None:
     """Print the manifests TEMPLATE renders to, as multi-document YAML."""
-    from myapp.catalog import get_template  # late import: the catalog is only needed here
+    from myapp.rendering.catalog import get_template  # late import: the catalog is only needed here
 
     args = {**_json_object(args_json, "--args"), **_parse_sets(sets)}
     resources = {k: v for k, v in (("cpu", cpu), ("memory", memory), ("gpu", gpu)) if v is not None}
@@ -79,7 +79,7 @@ def render_command(template: str, sets: tuple[str, ...], args_json: str | None, 
         ctx = RenderContext(project=project, namespace=namespace, pipeline=pipeline, run_id=run_id,
                             task=task or template, attempt=attempt, service_account=service_account,
                             resource_group=group,
-                            # as the run would: its token Secret (myapp.contract.run_token_secret)
+                            # as the run would: its token Secret (myapp.rendering.contract.run_token_secret)
                             api_token_secret=run_token_secret(run_id) if run_id.isdigit() else "")
         manifests = render(spec, args, ctx, resources or None)
     except (RenderError, ValueError, LookupError) as exc:

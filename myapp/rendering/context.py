@@ -57,9 +57,9 @@ class RenderContext:
     service_account: str = ""
     resource_group: ResourceGroup | None = None
     # The Secret with this run's platform API token: templates' ``secret://myapp-api-token/<key>``
-    # mounts it (myapp.contract.run_token_secret). Empty outside a run: the logical name stays.
+    # mounts it (myapp.rendering.contract.run_token_secret). Empty outside a run: the logical name stays.
     api_token_secret: str = ""
-    # The attempt's folder on the project's outputs volume (myapp/outputs.py: "<run>/<task>/<attempt>"),
+    # The attempt's folder on the project's outputs volume (myapp/outputs/declarations.py: "<run>/<task>/<attempt>"),
     # mounted in batch pods as MYAPP_OUTPUT_DIR. Empty outside a run: nothing is mounted.
     output_dir: str = ""
 

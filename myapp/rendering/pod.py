@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from ..contract import (
+from .context import RenderContext
+from .contract import (
     API_TOKEN_SECRET,
     GROUP_NAME_ANNOTATION,
     ISTIO_INJECT_ANNOTATION,
@@ -23,7 +24,6 @@ from ..contract import (
     TASK_LABEL,
     TEMPLATE_LABEL,
 )
-from .context import RenderContext
 from .names import label_value
 from .quantity import GPU_RESOURCE
 from .security import container_security, operator_service_account, pod_security

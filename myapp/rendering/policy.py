@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..contract import (
+from .context import is_forbidden_service_account
+from .contract import (
     GROUP_NAME_ANNOTATION,
     ISTIO_INJECT_ANNOTATION,
     MANAGED_BY,
@@ -19,7 +20,6 @@ from ..contract import (
     REQUIRED_LABELS,
     TEMPLATE_LABEL,
 )
-from .context import is_forbidden_service_account
 from .pod import CONTRACT_ENV, containers, pod_templates
 from .security import KANIKO_CAPABILITIES, KANIKO_IMAGE, ROOT_TEMPLATES, operator_service_account
 

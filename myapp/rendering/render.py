@@ -5,10 +5,10 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .. import outputs
-from ..contract import PRIORITY_CLASS
+from ..outputs import declarations as outputs
 from .args import validate_args
 from .context import RenderContext, check_context
+from .contract import PRIORITY_CLASS
 from .engine import render_object
 from .errors import CatalogError
 from .kinds import KINDS, Build

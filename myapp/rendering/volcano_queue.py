@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..contract import MANAGED_BY, MANAGED_BY_LABEL, RESOURCE_GROUP_LABEL
+from .contract import MANAGED_BY, MANAGED_BY_LABEL, RESOURCE_GROUP_LABEL
 from .engine import render_object
 from .errors import ContextError
 from .names import is_dns1123_subdomain, is_label_value

@@ -15,12 +15,12 @@ from pathlib import PurePosixPath
 
 import sqlalchemy as sa
 
-from .. import outputs
 from ..backends.registry import local_workdir
 from ..errors import FieldError
 from ..extensions import db
 from ..fs.beneath import Folder, Refused
 from ..models import PipelineRun
+from ..outputs import declarations as outputs
 from . import storage
 
 FILE_SCHEME = "file://"

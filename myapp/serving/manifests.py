@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import outputs, outputs_s3
-from ..catalog import get_template
+from ..outputs import declarations as outputs
+from ..outputs import s3 as outputs_s3
 from ..rendering import RenderContext, render, validate_manifests
+from ..rendering.catalog import get_template
 from ..rendering.kinds.serving import TOKEN_KEY
 from ..rendering.pod import pod_templates
 from . import storage
@@ -118,7 +119,7 @@ def _ctx(service: ServiceSpec, part: str) -> RenderContext:
 
 def _with_model(manifests: list[dict], uri: str, fetch: bool = False) -> list[dict]:
     """Where the server finds the model: a task's outputs (registration checked it is the project's): that
-    one attempt's folder mounted read-only where the path says (myapp/outputs.py), nothing else of the
+    one attempt's folder mounted read-only where the path says (myapp/outputs/declarations.py), nothing else of the
     volume; a remote uri (``fetch``, plain Deployments): fetched or mounted at ``storage.server_path``."""
     found = outputs.attempt_of(uri)
     if found is None and not (fetch and storage.is_remote(uri)):

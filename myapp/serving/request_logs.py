@@ -3,7 +3,7 @@
 There is no router of the platform's there to keep them: each model server (job-templates/deploy-service/
 main.py) writes every error and one in ten of its other answers to stdout as one JSON line marked
 ``"log": "myapp.request"``. The API reads the end of the versions' pod logs (bounded, through
-myapp.observation) and this module keeps the marked lines that contain ``q``, newest first, in the shape
+myapp.pipelines.observation) and this module keeps the marked lines that contain ``q``, newest first, in the shape
 the local router answers (time, version, status, ms, request, response).
 """
 from __future__ import annotations

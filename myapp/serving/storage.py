@@ -12,8 +12,8 @@ import posixpath
 import re
 from typing import Any
 
-from .. import outputs_s3
 from ..errors import FieldError
+from ..outputs import s3 as outputs_s3
 
 SCHEMES = ("s3", "gs", "pvc", "https")
 MOUNT = "/mnt/models"

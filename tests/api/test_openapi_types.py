@@ -164,7 +164,7 @@ def test_events_match_the_spec(spec, world):
 
 def test_log_lines_and_session_match_the_spec(app, spec, user):
     from myapp.backends.base import LogLine
-    from myapp.observation import line_json
+    from myapp.pipelines.observation import line_json
 
     shapes = Shapes(spec)
     line = line_json(LogLine(replica="worker-1", seq=3, line="epoch 1", timestamp=12.5))

@@ -57,7 +57,7 @@ PROXY_ONLY = {"/api/v1/notebook/authz"}
 
 ROLES = ("anonymous", "outsider", "viewer", "developer", "owner", "admin", "run_token", "revoked_token")
 RANK = {"viewer": 1, "developer": 2, "owner": 3}
-# A run's platform API token (myapp.run_tokens) is a developer of its run's project (A) and nothing else,
+# A run's platform API token (myapp.auth.run_tokens) is a developer of its run's project (A) and nothing else,
 # whatever its identity's roles and memberships: the walk's token acts as a bot made admin and owner of
 # A and B. A revoked one (its run has finished) is refused like no token at all.
 TOKENS = ("run_token", "revoked_token")
@@ -93,7 +93,7 @@ OWNER_WRITES = {"put /api/v1/image_build/project/{pk}/registry_credentials",
 # sends a message to the workers, which state() counts).
 NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
                  "post /api/v1/pipeline/{pk}/webhook_secret",  # reads the secret: a POST for developers only
-                 # the walk's users have no sign-in limits (tests/security/test_login_limits.py clears some)
+                 # the walk's users have no sign-in limits (tests/auth/test_login_limits.py clears some)
                  "delete /api/v1/user/{pk}/login_limits",
                  "post /api/v1/scheduler/simulate"}  # a replay: answers figures, stores nothing
 # Body fields that reference another object, and what they reference.
@@ -202,8 +202,8 @@ def password_hash() -> str:
 
 
 def new_user(app, admin: bool = False, signs_in: bool = True) -> tuple[int, str]:
+    from myapp.auth.security import ADMIN_ROLE, USER_ROLE
     from myapp.extensions import appbuilder
-    from myapp.security import ADMIN_ROLE, USER_ROLE
 
     sm, name = appbuilder.sm, unique("admin" if admin else "user")
     with app.app_context():
@@ -229,11 +229,11 @@ def spare_user(app) -> tuple[int, str]:
 def run_token(app, run_id: int, owned: list) -> str:
     """The token of a run, as the run controller issues it; its identity (the project's bot) is then
     made an admin and an owner of the projects in owned, which the token must not gain anything from."""
+    from myapp.auth.run_tokens import issue, token_of
+    from myapp.auth.security import ADMIN_ROLE
     from myapp.extensions import appbuilder, db
     from myapp.models import PipelineRun, ProjectMember, ProjectRole, User
     from myapp.models.base import utcnow
-    from myapp.run_tokens import issue, token_of
-    from myapp.security import ADMIN_ROLE
 
     with app.app_context():
         row = issue(db.session.get(PipelineRun, run_id), utcnow())

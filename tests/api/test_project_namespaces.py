@@ -48,7 +48,7 @@ def test_ordinary_namespaces_are_accepted(user):
 def test_a_row_written_around_the_api_does_not_render(app, user, catalog):
     from myapp.extensions import db
     from myapp.models import Project, Task
-    from myapp.task_manifests import render_task
+    from myapp.pipelines.manifests import render_task
 
     project = created(user.post("/api/v1/project/", json={"name": unique("p")}))
     pipeline = created(user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "p"}))

@@ -14,12 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Modules that reach attempt, outputs, data, volume or work folders (or log archives) of jobs.
 NAMED = [
-    "myapp/outputs.py", "myapp/outputs_store.py", "myapp/outputs_fetch.py", "myapp/outputs_reader.py",
+    "myapp/outputs/declarations.py", "myapp/outputs/store.py", "myapp/outputs/fetch.py", "myapp/outputs/reader.py",
     "myapp/backends/local/backend.py", "myapp/backends/local/plan.py", "myapp/backends/local/sandbox.py",
     "myapp/backends/local/supervisor.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
-    "myapp/backends/logrecords.py", "myapp/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
-    "myapp/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
-    "myapp/notebooks/lifecycle.py", "myapp/project_caps.py",
+    "myapp/backends/logrecords.py", "myapp/pipelines/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
+    "myapp/images/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
+    "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py",
 ]
 CONTROL = ("the attempt's .myapp control folder: made by the platform before any process of the job exists, "
            "masked by a read-only tmpfs in the job's sandbox (a mount point there: the job cannot rename it)")
@@ -57,7 +57,7 @@ ALLOWED = {
        for call in (".glob", ".mkdir", ".chmod", ".write_text", "os.replace")},
     ("myapp/images/builder.py", "build_environment", ".mkdir"): (
         "MYAPP_HOME/environments itself and the uid table's folder: the platform's"),
-    **{("myapp/environments.py", function, call): "images/<namespace>/*.json and locks: the platform's registry"
+    **{("myapp/images/environments.py", function, call): "images/<namespace>/*.json and locks: the platform's registry"
        for function, call in (("register", ".mkdir"), ("register", "os.replace"), ("unregister", ".unlink"),
                               ("locked", "open"), ("registered_hashes", ".glob"),
                               ("registered_hashes", ".read_text"), ("forget", ".read_text"),
@@ -65,10 +65,10 @@ ALLOWED = {
     ("myapp/serving/store.py", "save", ".mkdir"): "MYAPP_HOME/jobs/data, the platform's",
     ("myapp/serving/store.py", "save", "os.mkdir"): (
         "the project's data folder itself, in jobs/data (the platform's): a job cannot replace it"),
-    ("myapp/outputs_store.py", "open_file", ".open"): "the S3-compatible store's object, no file of this machine",
-    ("myapp/outputs_reader.py", "_extract", "tarfile.open"): "an archive in memory (the reader's log)",
+    ("myapp/outputs/store.py", "open_file", ".open"): "the S3-compatible store's object, no file of this machine",
+    ("myapp/outputs/reader.py", "_extract", "tarfile.open"): "an archive in memory (the reader's log)",
     **{(module, "*", "*"): LOGS for module in ("myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
-                                               "myapp/backends/logrecords.py", "myapp/observation.py",
+                                               "myapp/backends/logrecords.py", "myapp/pipelines/observation.py",
                                                "myapp/images/logs.py")},
 }
 OS_CALLS = frozenset({"open", "listdir", "scandir", "walk", "fwalk", "remove", "unlink", "rmdir", "removedirs", "chmod",

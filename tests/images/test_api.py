@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from myapp import environments
+from myapp.images import environments
 from tests.support import unique
 from tests.world import created
 
@@ -189,7 +189,7 @@ def test_beat_asks_again_for_builds_nobody_drives(app, user, project):
 
 
 def test_a_notebook_snapshot_builds_from_the_notebooks_packages(app, user, project):
-    from myapp import environments
+    from myapp.images import environments
     from myapp.images.drive import snapshot
 
     first = created(ask(user, project, packages=["six==1.17.0"], tag="nb-base"))

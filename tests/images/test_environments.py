@@ -1,10 +1,10 @@
-"""myapp.environments: content hashes, requirement checks, the per-project image index (pure, files only)."""
+"""myapp.images.environments: content hashes, requirement checks, the per-project image index (pure, files only)."""
 from __future__ import annotations
 
 import pytest
 
-from myapp import environments
 from myapp.errors import FieldError
+from myapp.images import environments
 
 
 def test_the_same_content_in_any_order_or_spelling_has_one_hash():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from myapp.catalog import get_template
 from myapp.images.dockerfile import dockerfile_for
 from myapp.images.kaniko import REGISTRY_SECRET, render_build
+from myapp.rendering.catalog import get_template
 from myapp.rendering.kinds.imagebuild import DOCKER_CONFIG
 from tests.k8s_double import make_pod, terminated_state
 from tests.support import unique

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from myapp import environments
+from myapp.images import environments
 from myapp.images.builder import build_environment
 from tests.backends.local.support import (
     NAMESPACE,

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.backends
 def test_migration_0014_keeps_the_rows_and_adds_enforced_columns(app, tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     command.upgrade(alembic_config(url), "0013")

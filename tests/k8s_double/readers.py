@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from myapp.contract import OUTPUTS_READER_LABEL
+from myapp.rendering.contract import OUTPUTS_READER_LABEL
 from myapp.rendering.kinds.outputs_reader import MOUNT
 
 from .pods import terminated_state

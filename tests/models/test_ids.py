@@ -77,7 +77,7 @@ def test_migration_0009_keeps_every_row_and_constraint(app, tmp_path):
     import pytest
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     command.upgrade(alembic_config(url), "0008")

@@ -48,7 +48,7 @@ def test_idle_then_culled_after_the_projects_timeout(app, user, notebook_world):
 
 
 def test_a_start_over_the_quota_waits_with_the_reason(app, admin, user, notebook_world):
-    from myapp.admission import admit_notebook
+    from myapp.admission.gate import admit_notebook
     from myapp.backends.archive import FileLogArchive
     from myapp.extensions import db
     from myapp.models import Notebook, NotebookState

@@ -1,4 +1,4 @@
-"""The way into a notebook's own origin (myapp/notebooks/gate.py, myapp/notebook_gate.py): the platform's
+"""The way into a notebook's own origin (myapp/notebooks/gate.py, myapp/web/notebook_gate.py): the platform's
 one-time code after the member check, redeemed once, within its minute, at its own origin only, for a
 session of that origin that ends with the platform session and with the membership; the platform's own
 cookies never leave the platform's host."""
@@ -212,7 +212,7 @@ def test_the_platforms_cookies_are_host_only(app, world):
         for cookie in session.cookies:
             assert not cookie.domain_specified and not cookie.domain_initial_dot, cookie
         assert "domain=" not in raw.headers.get("Set-Cookie", "").lower()
-    from myapp.notebook_gate import register
+    from myapp.web.notebook_gate import register
 
     app.config["SESSION_COOKIE_DOMAIN"] = ".localhost"
     try:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.backends
 def _database_at_0017(url: str) -> sa.Engine:
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     command.upgrade(alembic_config(url), "0017")
     engine = sa.create_engine(url)
@@ -36,8 +36,8 @@ def _jobs(engine: sa.Engine) -> dict[int, object]:
 def test_migration_0018_seals_the_tokens_rows_hold(app, tmp_path):
     from alembic import command
 
-    from myapp import sealed
-    from myapp.migrate import alembic_config
+    from myapp.auth import sealed
+    from myapp.models.migrate import alembic_config
     from myapp.notebooks.states import TOKEN_PURPOSE
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
@@ -55,7 +55,7 @@ def test_migration_0018_seals_the_tokens_rows_hold(app, tmp_path):
 def test_migration_0018_without_the_app_leaves_the_rows(tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     engine = _database_at_0017(url)

@@ -9,11 +9,11 @@ from tests.support import ApiClient
 
 def attempt_with_token(app, catalog) -> tuple[ApiClient, int, Path]:
     """(a client with the run's own token, the running attempt's id, its outputs folder, made and empty)."""
-    from myapp import outputs_store
+    from myapp.auth.run_tokens import issue, token_of
     from myapp.extensions import db
     from myapp.models import PipelineRun, Project, TaskRun, TaskState
     from myapp.models.base import utcnow
-    from myapp.run_tokens import issue, token_of
+    from myapp.outputs import store as outputs_store
 
     run_id, ids = make_pipeline(app, catalog, {"train": {}}, [])
     with app.app_context():

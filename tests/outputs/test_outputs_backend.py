@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from myapp.backends.local import sandbox
-from myapp.catalog import get_template
 from myapp.rendering import RenderContext, render
+from myapp.rendering.catalog import get_template
 
 SCRIPT = """
 import os
@@ -62,7 +62,7 @@ print("READ", open(os.path.join(where, "5/first/1/result.txt")).read())
 def test_a_reader_of_all_outputs_finds_them_in_MYAPP_OUTPUTS(backends, mode):
     """What a notebook's pod gets (outputs.mount_read_only, as rendering/kinds/notebook.py calls it): the
     project's outputs at MYAPP_OUTPUTS, /myapp/outputs in the sandbox, the host folder without one."""
-    from myapp import outputs
+    from myapp.outputs import declarations as outputs
 
     isolation = sandbox.detect() if mode == "sandboxed" else sandbox.Isolation(sandbox.NONE, "off for the test")
     if mode == "sandboxed" and not isolation.sandboxed:

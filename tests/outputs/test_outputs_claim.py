@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from myapp.contract import OUTPUTS_READER_LABEL
-from myapp.outputs_reader import COPY_BYTES
+from myapp.outputs.reader import COPY_BYTES
+from myapp.rendering.contract import OUTPUTS_READER_LABEL
 from myapp.rendering.kinds.outputs_reader import MOUNT
 from tests.k8s_double import registry
 from tests.pipelines.support import make_pipeline, task_states
@@ -94,9 +94,9 @@ def reader_pods(double) -> list[dict[str, Any]]:
 
 
 def test_claim_outputs_are_listed_previewed_and_downloaded(app, catalog, double, k8s_backend, tmp_path, claim, admin):
-    from myapp import outputs_store
     from myapp.extensions import db
     from myapp.models import Project, Task, TaskRun
+    from myapp.outputs import store as outputs_store
 
     run_id = run_on_double(app, catalog, double, k8s_backend, tmp_path, claim)
     with app.app_context():

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from myapp import outputs_reader
-from myapp.outputs_store import PREVIEW_BYTES
+from myapp.outputs import reader as outputs_reader
+from myapp.outputs.store import PREVIEW_BYTES
 from myapp.rendering.kinds.outputs_reader import FETCH_LABEL
 from tests.outputs import test_outputs_claim
 from tests.outputs.test_outputs_claim import claim, finished_make, reader_pods  # noqa: F401 (a fixture)
@@ -51,9 +51,9 @@ def world(app, catalog, double, k8s_backend, tmp_path, claim, monkeypatch):  # n
 
 
 def copied_here(app, world, path: str) -> bool:
-    from myapp import outputs_store
     from myapp.extensions import db
     from myapp.models import Project, TaskRun
+    from myapp.outputs import store as outputs_store
 
     with app.app_context():
         attempt = db.session.get(TaskRun, world["id"])

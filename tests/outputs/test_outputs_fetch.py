@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from myapp import outputs_reader
-from myapp.outputs_reader import ReaderOutputError, chunk_command, parse_chunk
+from myapp.outputs import reader as outputs_reader
+from myapp.outputs.reader import ReaderOutputError, chunk_command, parse_chunk
 from myapp.rendering.kinds.outputs_reader import FETCH_LABEL
 from tests.outputs.test_outputs_claim import claim, finished_make, reader_pods  # noqa: F401 (a fixture)
 
@@ -63,9 +63,10 @@ def test_a_file_beyond_the_copy_is_fetched_in_chunks_and_served_identical(app, d
     assert served.status_code == 200 and served.data == world["body"]
     assert len(world["sent"]) == 1
     with app.app_context():
-        from myapp import outputs_fetch, outputs_store
         from myapp.extensions import db
         from myapp.models import Project, TaskRun
+        from myapp.outputs import fetch as outputs_fetch
+        from myapp.outputs import store as outputs_store
 
         attempt = db.session.get(TaskRun, world["id"])
         namespace = db.session.get(Project, attempt.project_id).namespace

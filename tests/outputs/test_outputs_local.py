@@ -54,7 +54,7 @@ def test_a_task_reads_its_upstream_output_by_reference(app, catalog, admin):
     from myapp.backends.registry import local_workdir
     from myapp.extensions import db
     from myapp.models import Project, Task, TaskRun
-    from myapp.observation import read_lines
+    from myapp.pipelines.observation import read_lines
 
     run_id, _ = make_pipeline(app, catalog, {
         "make": {"args": {"script": PRODUCER, "outputs": ["data.csv"]}},
@@ -101,7 +101,7 @@ def test_a_task_reads_its_upstream_output_by_reference(app, catalog, admin):
         assert answer.status_code == status, (path, answer.get_data(as_text=True))
 
     with app.app_context():
-        from myapp import outputs_store
+        from myapp.outputs import store as outputs_store
 
         folder = outputs_store.root() / db.session.get(Project, make_project).namespace / str(run_id)
     assert (folder / "make" / "1" / "data.csv").is_file()

@@ -1,9 +1,9 @@
-"""The pure rules of task outputs (myapp/outputs.py): declarations, references, paths, the volume mount."""
+"""The pure rules of task outputs (myapp/outputs/declarations.py): declarations, references, paths, the volume mount."""
 from __future__ import annotations
 
 import pytest
 
-from myapp import outputs
+from myapp.outputs import declarations as outputs
 
 
 def test_a_declaration_is_checked_and_completed():
@@ -68,8 +68,8 @@ def test_the_claim_takes_its_storage_class_and_size_from_the_environment(monkeyp
 
 
 def test_rendered_manifests_mount_the_volume_and_validate_strictly():
-    from myapp.catalog import get_template
     from myapp.rendering import RenderContext, render
+    from myapp.rendering.catalog import get_template
 
     ctx = RenderContext(project="p", namespace="proj", pipeline="pipe", run_id=4, task="train", attempt=1,
                         service_account="runner", output_dir="4/train/1")
@@ -89,8 +89,8 @@ def _required(template):
 
 
 def test_readers_mount_the_volume_read_only_and_are_not_writers():
-    from myapp import outputs_s3
-    from myapp.outputs import mount, mount_read_only, mounted_dir, read_only_dirs
+    from myapp.outputs import s3 as outputs_s3
+    from myapp.outputs.declarations import mount, mount_read_only, mounted_dir, read_only_dirs
 
     def deployment(relative: str) -> dict:
         pod = {"containers": [{"name": "main", "image": "python", "volumeMounts": [{"name": "x", "mountPath": "/x"}]}]}

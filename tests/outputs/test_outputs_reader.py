@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from myapp.outputs_reader import COPY_BYTES, LINE_CHARS, ReaderOutputError, command, kept_files, parse
-from myapp.outputs_store import preview_kind
+from myapp.outputs.reader import COPY_BYTES, LINE_CHARS, ReaderOutputError, command, kept_files, parse
+from myapp.outputs.store import preview_kind
 
 METRICS = b'{"step": 0, "name": "loss", "value": 0.5}\n'
 

@@ -147,9 +147,9 @@ def test_kubernetes_attempts_keep_their_outputs_in_the_store(app, catalog, doubl
 
 
 def test_an_unreachable_store_answers_503_and_the_worker_goes_on(app, catalog, admin, monkeypatch):
-    from myapp import outputs_store
     from myapp.extensions import db
     from myapp.models import PipelineRun, Project, TaskRun, TaskState
+    from myapp.outputs import store as outputs_store
 
     monkeypatch.setenv("MYAPP_OUTPUTS_S3_BUCKET", BUCKET)
     monkeypatch.setenv("MYAPP_OUTPUTS_S3_URL", f"http://127.0.0.1:{free_port()}")  # nobody listens
@@ -215,8 +215,8 @@ def transfer_env(container: dict, mount: str, shim_dir: str) -> dict[str, str]:
 
 
 def test_the_transfer_scripts_download_upstream_and_upload_at_the_end(s3, tmp_path):
-    from myapp import outputs_s3
-    from myapp.outputs import attempt_dir, container_path, mount
+    from myapp.outputs import s3 as outputs_s3
+    from myapp.outputs.declarations import attempt_dir, container_path, mount
 
     store = outputs_s3.settings()
     assert store is not None

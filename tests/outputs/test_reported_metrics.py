@@ -28,10 +28,10 @@ def attempt_of(app, run_id: int, task_id: int, state: str = "running", output_di
 
 
 def token_for(app, run_id: int) -> str:
+    from myapp.auth.run_tokens import issue, token_of
     from myapp.extensions import db
     from myapp.models import PipelineRun
     from myapp.models.base import utcnow
-    from myapp.run_tokens import issue, token_of
 
     with app.app_context():
         row = issue(db.session.get(PipelineRun, run_id), utcnow())
@@ -128,7 +128,7 @@ def test_bad_reports_name_the_field_and_store_nothing(app, reporting, body, fiel
 
 
 def test_an_attempt_keeps_a_bounded_number_of_metrics(app, reporting, monkeypatch):
-    from myapp import outputs_store
+    from myapp.outputs import store as outputs_store
 
     _, _, task_run, client = reporting
     monkeypatch.setattr(outputs_store, "MAX_METRIC_LINES", 5)
@@ -166,9 +166,9 @@ def test_concurrent_reports_are_all_kept(app, reporting):
 
 
 def test_the_end_of_an_attempt_keeps_posted_metrics_beside_the_files(app, reporting):
-    from myapp import outputs_store
     from myapp.extensions import db
     from myapp.models import Project, TaskRun, TaskState
+    from myapp.outputs import store as outputs_store
 
     run_id, ids, _, client = reporting
     task_run = attempt_of(app, run_id, ids["train"], output_dir=f"{run_id}/train/2", number=2)
@@ -215,8 +215,8 @@ def test_a_real_job_reports_metrics_with_its_own_token(app, catalog, tmp_path):
     from myapp.backends.registry import local_workdir
     from myapp.extensions import db
     from myapp.models import TaskRun
-    from myapp.observation import read_lines
     from myapp.pipelines.controller import RunController
+    from myapp.pipelines.observation import read_lines
 
     run_id, _ = make_pipeline(app, catalog, {"train": {"args": {"script": REPORTER}}}, [])
     with wsgi_server(app) as url, app.app_context():

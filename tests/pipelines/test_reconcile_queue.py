@@ -1,4 +1,4 @@
-"""Reconcile requests (myapp/reconcile_requests.py) and the controller's timer: at most one pending
+"""Reconcile requests (myapp/shared/reconcile_requests.py) and the controller's timer: at most one pending
 reconcile per run, beat asks only for runs that are due, user actions on their own queue."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.backends
 @pytest.fixture()
 def sent(monkeypatch):
     """What would reach the broker: (run id, queue) per reconcile message."""
-    from myapp import reconcile_requests
+    from myapp.shared import reconcile_requests
 
     out: list[tuple[int, str]] = []
     monkeypatch.setattr(reconcile_requests, "send", lambda celery, ids, queue: out.extend((i, queue) for i in ids))
@@ -50,7 +50,7 @@ def run_task(app, run_id):
 
 
 def test_a_run_has_at_most_one_pending_request(app, catalog, sent, fake_default_backend):
-    from myapp import reconcile_requests
+    from myapp.shared import reconcile_requests
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
     fake_default_backend.script["a"] = ["hang"]
@@ -68,10 +68,10 @@ def test_a_run_has_at_most_one_pending_request(app, catalog, sent, fake_default_
 
 
 def test_beat_requests_only_runs_that_are_due_and_resends_stale_requests(app, catalog, sent, fake_default_backend):
-    from myapp import reconcile_requests
     from myapp.extensions import db
     from myapp.models import PipelineRun
     from myapp.pipelines.controller import POLL_MIN
+    from myapp.shared import reconcile_requests
 
     hanging, _ = make_pipeline(app, catalog, {"a": {}}, [])
     fake_default_backend.script["a"] = ["hang"]
@@ -179,10 +179,10 @@ def test_beat_requests_a_run_whose_local_job_finished_before_its_timer(app, cata
     """The supervisor's event (myapp/backends/local/events.py), not the timer, brings the run to beat."""
     from myapp.backends.local import LocalBackend
     from myapp.backends.registry import local_workdir
-    from myapp.catalog import get_template
     from myapp.extensions import db
     from myapp.models import PipelineRun
     from myapp.rendering import RenderContext, render
+    from myapp.rendering.catalog import get_template
     from myapp.tasks import tick
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])

@@ -351,7 +351,7 @@ def test_api_import_detector_sees_every_form():
                  "from myapp.api import pipelines", "def f():\n    from ..api import routing\n"):
         assert api_imports(line, "myapp.pipelines.spec"), line
     assert api_imports("from ..errors import FieldError\nfrom .tasks import save_task", "myapp.pipelines.spec") == []
-    assert api_imports("from .errors import DomainError", "myapp.task_manifests") == []
+    assert api_imports("from .errors import DomainError", "myapp.pipelines.manifests") == []
 
 
 DOMAIN_MODULES = [*sorted((MYAPP / "pipelines").rglob("*.py")), MYAPP / "task_manifests.py"]

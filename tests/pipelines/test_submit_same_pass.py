@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from myapp.contract import RUN_LABEL, TASK_LABEL
+from myapp.rendering.contract import RUN_LABEL, TASK_LABEL
 from tests.fake_backend import FakeBackend
 from tests.pipelines.support import make_pipeline, task_states
 

@@ -1,5 +1,5 @@
 """The beat process's Kubernetes watches (myapp/tasks.watch_clusters): a run whose Job changes on a
-cluster is requested at once, through the one-pending-request rule (myapp/reconcile_requests.py)."""
+cluster is requested at once, through the one-pending-request rule (myapp/shared/reconcile_requests.py)."""
 from __future__ import annotations
 
 import threading
@@ -17,10 +17,10 @@ class Sent(list):
 
 def test_a_changed_job_requests_its_run_once(app, catalog, double, monkeypatch):
     from myapp.backends.kubernetes import KubernetesBackend
-    from myapp.contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
     from myapp.extensions import db
     from myapp.models import Cluster, ClusterKind, PipelineRun
-    from myapp.reconcile_requests import BACKGROUND_QUEUE, RECONCILE
+    from myapp.rendering.contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
+    from myapp.shared.reconcile_requests import BACKGROUND_QUEUE, RECONCILE
     from myapp.tasks import watch_clusters
     from tests.k8s_double.support import NS, make_backend
 

@@ -1,4 +1,4 @@
-"""Webhook signing secrets are sealed at rest (myapp/sealed.py): the column never holds the secret, the
+"""Webhook signing secrets are sealed at rest (myapp/auth/sealed.py): the column never holds the secret, the
 API and deliveries unseal it, rows stored plain before keep working (sealed on first use or by migration
 0019), and a secret sealed under another SECRET_KEY is reported, never used as garbage."""
 from __future__ import annotations
@@ -113,8 +113,8 @@ def test_a_row_stored_plain_before_still_works_and_is_sealed_on_first_use(app, c
 
 
 def test_a_secret_sealed_under_another_key_is_reported_not_used(app, catalog, user):
+    from myapp.auth.sealed import seal
     from myapp.pipelines.notify import WebhookError, send_run_webhook
-    from myapp.sealed import seal
 
     with receiver() as hook:
         run_id, pipeline_id = _finished_run(app, catalog, hook.url, own_project(user))
@@ -155,8 +155,8 @@ def _secrets(url: str) -> list[str | None]:
 def test_migration_seals_existing_secrets_with_the_apps_key(app, tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
-    from myapp.sealed import unseal
+    from myapp.auth.sealed import unseal
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'm.sqlite'}"
     with app.app_context():
@@ -176,7 +176,7 @@ def test_migration_without_the_app_leaves_rows_for_first_use(app, tmp_path):
     """A bare Alembic run has no SECRET_KEY: rows stay plain (secret_of seals them when first read)."""
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'm.sqlite'}"
     with app.app_context():

@@ -364,7 +364,7 @@ def test_task_failed_fires_once_when_no_retry_is_left(app, catalog):
 def test_migration_gives_existing_webhooks_a_secret_and_todays_events(app, tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'm.sqlite'}"
     with app.app_context():

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from myapp.catalog import load_catalog
 from myapp.rendering import RenderContext, ResourceGroup
+from myapp.rendering.catalog import load_catalog
 
 # Arguments a template cannot render without (no default).
 REQUIRED_ARGS: dict[str, dict[str, Any]] = {

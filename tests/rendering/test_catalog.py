@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from myapp.catalog import CATALOG_ROOT, load_catalog
 from myapp.rendering import CatalogError
+from myapp.rendering.catalog import CATALOG_ROOT, load_catalog
 from myapp.rendering.security import ROOT_TEMPLATES
 
 KEYS = {"name", "version", "description", "category", "kind", "image", "command", "args_schema",

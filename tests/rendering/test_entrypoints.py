@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from myapp.catalog import CATALOG_ROOT
+from myapp.rendering.catalog import CATALOG_ROOT
 
 
 def load(template: str):

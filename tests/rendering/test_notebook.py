@@ -18,7 +18,7 @@ START_SCRIPT = Path(__file__).resolve().parents[2] / "job-templates" / "notebook
 
 
 def objects(**args) -> dict[str, dict]:
-    """By kind; the project's outputs claim (myapp/outputs.py) apart, as "OutputsClaim"."""
+    """By kind; the project's outputs claim (myapp/outputs/declarations.py) apart, as "OutputsClaim"."""
     manifests = render(catalog()["notebook"], {"name": "nb1", **args}, PLAIN_CTX)
     return {("OutputsClaim" if m["metadata"]["name"] == "myapp-outputs" else m["kind"]): m for m in manifests}
 

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from myapp.contract import GROUP_NAME_ANNOTATION, MANAGED_BY_LABEL, PRIORITY_CLASS, RESOURCE_GROUP_LABEL
 from myapp.rendering import ContextError, ManifestError, RenderContext, render, validate_manifest
+from myapp.rendering.contract import GROUP_NAME_ANNOTATION, MANAGED_BY_LABEL, PRIORITY_CLASS, RESOURCE_GROUP_LABEL
 from myapp.rendering.pod import pod_templates
 from myapp.rendering.volcano_queue import Amount, QuotaShare, VolcanoQueue, queue_spec, render_queue
 from tests.rendering.support import GANG_ARGS, GANG_CTX, GPU_GROUP, PLAIN_CTX, catalog

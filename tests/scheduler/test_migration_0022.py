@@ -13,7 +13,7 @@ COLUMNS = {"discover_nodes", "discovered_nodes", "discovered_at", "discovery_err
 def test_migration_0022_adds_node_discovery_to_resource_groups(app, tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     command.upgrade(alembic_config(url), "0021")

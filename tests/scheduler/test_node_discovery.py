@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from myapp import admission
+from myapp.admission import gate, group_state
 from myapp.backends.kubernetes import capacity
 from myapp.extensions import db
 from myapp.models import ResourceGroup, TaskRun
@@ -74,7 +74,7 @@ def test_discovered_nodes_are_the_groups_capacity(app, admin, world, double, k8s
         group = db.session.get(ResourceGroup, world["group"]["id"])
         assert [(n["name"], n["schedulable"], n["why"]) for n in group.discovered_nodes] == [
             ("a", True, None), ("b", False, "cordoned"), ("c", False, "not ready")]
-        assert admission.nodes_of(group) == [Node("a", 8, cpu=4.0, memory=16.0 * 2**30)]
+        assert group_state.nodes_of(group) == [Node("a", 8, cpu=4.0, memory=16.0 * 2**30)]
         assert (group.gpus, group.cpu_millicores, group.memory_bytes) == (8, 4000, 16 * 2**30)  # its totals
     # Not due again within the interval: the API server is not asked.
     before = len(double.requests)
@@ -120,7 +120,7 @@ def test_a_task_waits_while_every_node_is_cordoned_and_starts_on_one_back(app, u
     run_id = created(user.post("/api/v1/pipeline_run/", json={"pipeline_id": world["pipeline"]["id"]}))["id"]
     reconcile(app, run_id)
     waiting = attempt(app, run_id)
-    assert (waiting.state.value, waiting.reason) == ("queued", admission.NO_NODE)
+    assert (waiting.state.value, waiting.reason) == ("queued", gate.NO_NODE)
 
     double.store.patch(double_nodes(), "", "a", {"spec": {"unschedulable": False}})  # uncordoned
     discover(app, k8s_backend, T0 + dt.timedelta(minutes=2))
@@ -154,4 +154,4 @@ def test_the_workers_tick_discovers_and_says_why_it_could_not(app, admin):
         tasks._discover_nodes(app)
         stored = db.session.get(ResourceGroup, group["id"])
         assert stored.discovered_at is None and cluster["name"] in (stored.discovery_error or "")
-        assert admission.nodes_of(stored) == [Node(group["name"], 8)]  # its definition until discovered
+        assert group_state.nodes_of(stored) == [Node(group["name"], 8)]  # its definition until discovered

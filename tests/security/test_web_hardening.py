@@ -1,6 +1,6 @@
 """Web hardening: Secure cookies, login rate limits per address, the password policy, sessions that end
 at logout (by POST with the CSRF token only), Bearer tokens that stand alone (no CSRF bypass), caps on
-open event streams. The sign-in limits per account are tests/security/test_login_limits.py's."""
+open event streams. The sign-in limits per account are tests/auth/test_login_limits.py's."""
 from __future__ import annotations
 
 import uuid
@@ -184,7 +184,7 @@ def test_who_the_user_is_and_repeated_patterns_are_no_password(admin, password, 
 
 @pytest.mark.parametrize("password", ["my long passphrase my long passphrase", "davedave and more words"])
 def test_a_long_repeat_or_a_repeat_among_words_is_fine(password):
-    from myapp.passwords import check_password
+    from myapp.auth.passwords import check_password
 
     check_password(password, "dave", email="dave@example.org", names=("Dave", "-"))
 

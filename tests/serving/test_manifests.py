@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from myapp.contract import MANAGED_BY_LABEL, PIPELINE_LABEL, PROJECT_LABEL, TASK_LABEL, TEMPLATE_LABEL
 from myapp.rendering import ArgumentError, validate_manifests
+from myapp.rendering.contract import MANAGED_BY_LABEL, PIPELINE_LABEL, PROJECT_LABEL, TASK_LABEL, TEMPLATE_LABEL
 from myapp.rendering.pod import pod_templates
 from myapp.serving import manifests
 

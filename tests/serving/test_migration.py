@@ -11,7 +11,7 @@ pytestmark = pytest.mark.backends
 def test_migration_0021_adds_the_serving_engine_and_a_service_s_resource_group(app, tmp_path):
     from alembic import command
 
-    from myapp.migrate import alembic_config
+    from myapp.models.migrate import alembic_config
 
     url = f"sqlite:///{tmp_path / 'old.sqlite'}"
     command.upgrade(alembic_config(url), "0020")

@@ -8,8 +8,8 @@ import sqlalchemy as sa
 
 from myapp.extensions import db
 from myapp.models import JobTemplate, Task
+from myapp.pipelines.manifests import render_task
 from myapp.rendering import ArgumentError
-from myapp.task_manifests import render_task
 from tests.support import unique
 from tests.world import created
 

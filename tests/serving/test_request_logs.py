@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from myapp.contract import JOB_NAME_LABEL
+from myapp.rendering.contract import JOB_NAME_LABEL
 from tests.serving.support import TEMPLATE, Client, _answers, digits_models, kubernetes_services
 from tests.serving.test_kserve import settle as settle_kserve
 from tests.serving.test_kubernetes import service_row

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ...contract import CANCELLED_ANNOTATION
+from ...rendering.contract import CANCELLED_ANNOTATION
 from ..base import JobState, Status
 
 Obj = Mapping[str, Any]

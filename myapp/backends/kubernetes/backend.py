@@ -13,10 +13,10 @@ from typing import Any
 import pydantic
 from kubernetes import client, config
 
-from ... import outputs_s3
-from ...contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
-from ...outputs import VOLUME as OUTPUTS_VOLUME
-from ...outputs_reader import Chunk, Listing
+from ...outputs import s3 as outputs_s3
+from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
+from ...outputs.reader import Chunk, Listing
+from ...rendering.contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PRIORITY_CLASS
 from ...rendering.pod import pod_templates
 from ..base import (
     Backend,

@@ -5,7 +5,7 @@ node of the cluster). `discover` lists them and reads each one's allocatable `nv
 `amd.com/gpu`), cpu and memory and whether new pods may land there: a cordoned node
 (`spec.unschedulable`), one whose Ready condition is not True, or one with a NoSchedule/NoExecute taint the
 group does not tolerate is kept in the list (the admin page shows it) but marked not schedulable, and
-admission (`myapp.admission.nodes_of`) uses only the schedulable ones. `discover_due` is the worker's
+admission (`myapp.admission.group_state.nodes_of`) uses only the schedulable ones. `discover_due` is the worker's
 tick: every group due for a look, each at most every MYAPP_NODE_DISCOVERY_SECONDS. A failed listing keeps
 the last good list and records why (`discovery_error`), so a flaky API server does not empty a group.
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...contract import OUTPUTS_READER_LABEL
-from ...outputs_reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
+from ...outputs.reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
+from ...rendering.contract import OUTPUTS_READER_LABEL
 from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, chunk_reader_pod, own_selector, reader_pod
 from ..base import BackendError
 from .resources import KubeApi

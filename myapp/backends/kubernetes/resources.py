@@ -13,7 +13,7 @@ from typing import Any
 
 from kubernetes import client
 
-from ...contract import JOB_NAME_LABEL
+from ...rendering.contract import JOB_NAME_LABEL
 from ..base import ObjectRef, UnsupportedKind
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
-from ...contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
+from ...rendering.contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
 
 log = logging.getLogger(__name__)
 SELECTOR = f"{MANAGED_BY_LABEL}={MANAGED_BY}"

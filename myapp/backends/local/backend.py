@@ -33,9 +33,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...contract import RUN_LABEL
 from ...fs.beneath import Folder, Refused
-from ...outputs import MOUNT
+from ...outputs.declarations import MOUNT
+from ...rendering.contract import RUN_LABEL
 from ..base import (
     BackendError,
     JobRef,
@@ -70,7 +70,7 @@ class LocalBackend:
     refuses jobs on a machine that cannot isolate them unless MYAPP_UNSAFE_NO_JOB_ISOLATION=1).
     ``read_only_paths``: host folders a sandboxed job may read besides the system, the Python
     installation and the catalog (say, a shared dataset).
-    ``environments``: where built environments are (myapp.environments); a container naming an image
+    ``environments``: where built environments are (myapp.images.environments); a container naming an image
     its project built runs with that environment, bound read-only (None: every image is the host's Python).
     """
 
@@ -87,7 +87,7 @@ class LocalBackend:
         self.environments = Path(environments).resolve() if environments is not None else None
         _private_dir(self.workdir)
         if catalog_root is None:
-            from myapp.catalog import catalog_root as default_root
+            from myapp.rendering.catalog import catalog_root as default_root
 
             catalog_root = default_root()
         self.catalog_root = Path(catalog_root).resolve()
@@ -118,7 +118,7 @@ class LocalBackend:
 
     def outputs_dir(self, namespace: str) -> Path:
         """The project's outputs "volume": every attempt's MYAPP_OUTPUT_DIR under it, kept after cleanup
-        (myapp/outputs_store.py reads it)."""
+        (myapp/outputs/store.py reads it)."""
         return self.workdir / "outputs" / namespace
 
     def data_dir(self, namespace: str) -> Path:
@@ -369,7 +369,8 @@ class LocalBackend:
             return root, [f for f in folders if outputs.is_dir(f)]  # a folder gone: nothing there to read
 
     def _output_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
-        """Make the attempt's output folder when its pods mount one (myapp/outputs.py), owned by the job."""
+        """Make the attempt's output folder when its pods mount one (myapp/outputs/declarations.py), owned by
+        the job."""
         relative = run.get("outputs_dir")
         if not relative:
             return None

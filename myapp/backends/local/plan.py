@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...contract import JOB_NAME_LABEL, TEMPLATE_LABEL
-from ...environments import resolve as resolve_environment
-from ...outputs import VOLUME as OUTPUTS_VOLUME
-from ...outputs import mounted_dir, read_only_dirs
+from ...images.environments import resolve as resolve_environment
+from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
+from ...outputs.declarations import mounted_dir, read_only_dirs
+from ...rendering.contract import JOB_NAME_LABEL, TEMPLATE_LABEL
 from ..base import InvalidManifest, JobRef, ObjectRef, PermanentBackendError, UnsupportedKind
 from .gpu import GpuDevice
 from .procs import free_ports
@@ -85,7 +85,7 @@ class Planner:
     # Over the host's HOME / TMPDIR / USER when the job runs sandboxed (sandbox.job_env).
     sandbox_env: Mapping[str, str] = field(default_factory=dict)
     which: Callable[[str, str], str | None] = lambda name, path: shutil.which(name, path=path)
-    # Built environments (myapp.environments): a container whose image is one of its project's runs
+    # Built environments (myapp.images.environments): a container whose image is one of its project's runs
     # that environment's python, its bin first on PATH (the backend binds it read-only).
     environments: Path | None = None
 
@@ -167,7 +167,7 @@ class Planner:
                                         "index": replica["index"], "restart_policy": replica["restart_policy"],
                                         "containers": [], "gpus": 0, "ports": {}, "ready": None, "url": None})
         run["success"] = _success_replicas(kind, run["replicas"])
-        # The attempt's folder on the project's outputs volume: the backend binds it (myapp/outputs.py).
+        # The attempt's folder on the project's outputs volume: the backend binds it (myapp/outputs/declarations.py).
         run["outputs_dir"] = mounted_dir([obj])
         run["outputs_read"] = read_only_dirs([obj])  # a notebook's or model server's read-only view of it
         return ref, run

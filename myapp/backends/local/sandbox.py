@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...outputs import MOUNT
+from ...outputs.declarations import MOUNT
 from ..base import BackendError, PermanentBackendError
 
 OPT_OUT = "MYAPP_UNSAFE_NO_JOB_ISOLATION"
@@ -219,7 +219,7 @@ def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, re
     """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command).
 
     outputs: (the project's outputs folder, the attempt's folder in it): all of it read-only at
-    myapp.outputs.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do).
+    myapp.outputs.declarations.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do).
     read_outputs: (the project's outputs folder, folders in it, "" for all): each read-only at its
     place under MOUNT, nothing writable (a notebook, a model server)."""
     if not isolation.sandboxed:

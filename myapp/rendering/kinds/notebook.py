@@ -5,10 +5,10 @@ Objects: the Notebook CR (notebook-controller runs it as a StatefulSet, pods lab
 ``statefulset: <name>``), a Service in front of it, a VirtualService on the platform's gateway for the
 notebook's host (its prefix, the hand-off path, and its root sent to JupyterLab), an AuthorizationPolicy
 whose CUSTOM action sends every request to the platform's ext-authz provider first (the member check and
-the hand-off, myapp/notebook_extauthz.py), a PersistentVolumeClaim for the work folder, and the
-project's outputs claim, mounted read-only at ``myapp.outputs.MOUNT`` (myapp/outputs.py). Jupyter's
-config, data (its cookie secret) and runtime folders are an emptyDir of the pod (``PRIVATE_DIR``), never
-the work folder the project's jobs and members can write.
+the hand-off, myapp/web/notebook_extauthz.py), a PersistentVolumeClaim for the work folder, and the
+project's outputs claim, mounted read-only at ``myapp.outputs.declarations.MOUNT``. Jupyter's config, data
+(its cookie secret) and runtime folders are an emptyDir of the pod (``PRIVATE_DIR``), never the work folder
+the project's jobs and members can write.
 
 Jupyter's own token comes from the Secret ``token_secret_name(name)`` (key ``token``), which the
 platform puts before it submits (a random value, never rendered, never shown); the ext-authz answer
@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from ... import outputs
 from ...notebooks.origins import DEFAULT_DOMAIN, DOMAIN, HANDOFF_PATH, Origins
+from ...outputs import declarations as outputs
 from ..engine import render_object
 from ..errors import ContextError
 from ..names import is_dns1123_label, is_dns1123_subdomain, k8s_name

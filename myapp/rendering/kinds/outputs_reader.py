@@ -1,4 +1,4 @@
-"""The pod that reads one finished attempt's folder off the project's outputs claim (myapp/outputs_reader.py).
+"""The pod that reads one finished attempt's folder off the project's outputs claim (myapp/outputs/reader.py).
 
 Pure: plain data in, a Pod manifest out. It mounts its own namespace's claim read-only (the claim as a
 whole: a ``subPath`` the attempt never created would keep the pod from starting, as the kubelet cannot make
@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
-from ...outputs import PATH, VOLUME
-from ...outputs_reader import chunk_command, command
+from ...outputs.declarations import PATH, VOLUME
+from ...outputs.reader import chunk_command, command
+from ..contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
 from ..security import RESTRICTED_POD, container_security
 
 NOBODY = 65534

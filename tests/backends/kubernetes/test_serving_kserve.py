@@ -10,8 +10,8 @@ import pytest
 
 from myapp.backends.archive import FileLogArchive
 from myapp.backends.base import InvalidManifest, JobState
-from myapp.contract import JOB_NAME_LABEL
 from myapp.rendering import ArgumentError
+from myapp.rendering.contract import JOB_NAME_LABEL
 from myapp.rendering.security import RESTRICTED_CONTAINER, RESTRICTED_POD
 from myapp.serving import manifests as serving
 from tests.k8s_double.support import NS

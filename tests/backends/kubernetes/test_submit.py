@@ -8,7 +8,7 @@ import pytest
 
 from myapp.backends.base import BackendError, JobRef, UnsupportedKind
 from myapp.backends.kubernetes import RetryPolicy
-from myapp.contract import JOB_NAME_LABEL
+from myapp.rendering.contract import JOB_NAME_LABEL
 from tests.k8s_double.support import NS, make_backend, manifests
 
 # template, gang scenario, expected primary kind

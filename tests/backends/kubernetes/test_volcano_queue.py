@@ -9,8 +9,8 @@ import pytest
 
 from myapp.backends.archive import FileLogArchive
 from myapp.backends.base import InvalidManifest, PermanentBackendError
-from myapp.contract import PRIORITY_CLASS
 from myapp.rendering import render
+from myapp.rendering.contract import PRIORITY_CLASS
 from myapp.rendering.volcano_queue import Amount, QuotaShare, queue_spec
 from tests.k8s_double.support import NS, make_backend
 from tests.rendering.support import GANG_ARGS, GANG_CTX, GPU_GROUP, catalog

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from myapp.backends.kubernetes.watch import WATCHED, Backoff, RunWatch
-from myapp.contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
+from myapp.rendering.contract import MANAGED_BY, MANAGED_BY_LABEL, RUN_LABEL
 from tests.k8s_double.support import NS, manifests
 from tests.support import wait_until
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from myapp.backends.base import JobRef, JobState
 from myapp.backends.local import LocalBackend
-from myapp.catalog import get_template
 from myapp.rendering import RenderContext, render
+from myapp.rendering.catalog import get_template
 
 NAMESPACE = "proj-local"
 _run_ids = itertools.count(int(time.time()) % 100000 * 100 + os.getpid() % 100)

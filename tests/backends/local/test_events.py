@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from myapp.backends.base import JobState
 from myapp.backends.local import events
-from myapp.contract import RUN_LABEL
+from myapp.rendering.contract import RUN_LABEL
 from tests.backends.local.support import finished, python_script, render_template, workload
 from tests.support import wait_until
 

@@ -7,7 +7,7 @@ import pytest
 
 from myapp.backends.base import BackendError, UnsupportedKind
 from myapp.backends.local.plan import EntryMap, Planner, _expand, _remap_ports
-from myapp.catalog import catalog_root
+from myapp.rendering.catalog import catalog_root
 from tests.backends.local.support import make_ctx, render_template, workload
 
 

@@ -1,0 +1,1 @@
+"""Projects: caps on what one holds."""
