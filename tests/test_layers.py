@@ -1,5 +1,7 @@
-"""Layers point one way, checked statically: no import cycle among the modules under myapp/, and
-the REST API never reaches a backend itself (it reads logs and metrics through myapp.pipelines.observation).
+"""Layers point one way, checked statically: no import cycle among the modules under myapp/, each part
+imports only the parts its line of MAY_IMPORT names (docs/architecture.md opens with the same table in
+words), and the REST API never reaches a backend itself (it reads logs and metrics through
+myapp.pipelines.observation).
 
 Every import counts wherever it is written (module level, inside functions, under
 TYPE_CHECKING): a lazy import only hides a cycle until someone moves it to the top.
@@ -54,6 +56,73 @@ def import_graph() -> dict[str, dict[str, str]]:
                     edges.setdefault(target, where)
         graph[name] = edges
     return graph
+
+
+# What each part of myapp/ may import: a package (myapp/<name>/) or a module of the top level
+# (myapp/<name>.py) -> the other parts its modules import. An import of a part not on its line fails
+# test_each_part_imports_only_what_its_line_allows; a part on a line that no module imports any more
+# fails too, so the table (and the map in docs/architecture.md) says what is, not what once was.
+MAY_IMPORT: dict[str, set[str]] = {
+    # the top level: entry points and what every part uses
+    "myapp": set(),  # the package's __init__: nothing
+    "config": set(),  # settings from the environment
+    "errors": set(),  # domain errors, no HTTP
+    "client": set(),  # the typed REST client users import: nothing of the server
+    "extensions": {"shared"},  # db, appbuilder, cache, csrf; the generations every process checks
+    "app": {"api", "auth", "celery_app", "config", "extensions", "inputs", "projects", "web"},
+    "celery_app": {"config", "shared", "tasks"},
+    "tasks": {"admission", "backends", "extensions", "images", "models", "notebooks", "outputs", "pipelines",
+              "serving", "shared"},
+    "cli": {"api", "app", "backends", "errors", "models", "pipelines", "rendering", "scheduler", "setup_data"},
+    "setup_data": {"auth", "backends", "extensions", "fs", "models", "pipelines"},
+    "worker": {"app"},
+    "wsgi": {"app"},
+    # the packages
+    "models": set(),  # SQL models only
+    "fs": {"errors"},  # the one way into folders jobs write
+    "scheduler": {"errors"},  # pure: the decision, traces, the simulator (no database, no Flask)
+    "rendering": {"notebooks", "outputs"},  # pure: templates -> manifests, the catalog, the label contract
+    "inputs": {"rendering"},  # input fields (quantities), limits on parsed data
+    "shared": {"config", "extensions", "models"},  # broker, generations, shared limits, reconcile requests
+    "auth": {"errors", "extensions", "inputs", "models", "rendering", "shared"},
+    "outputs": {"errors", "extensions", "fs", "models"},
+    "projects": {"backends", "errors", "fs", "models"},
+    "backends": {"extensions", "fs", "images", "models", "outputs", "pipelines", "rendering"},
+    "admission": {"backends", "extensions", "models", "notebooks", "rendering", "scheduler"},
+    "pipelines": {"admission", "auth", "backends", "client", "errors", "extensions", "inputs", "models", "outputs",
+                  "rendering"},
+    "notebooks": {"auth", "backends", "errors", "extensions", "models", "outputs", "pipelines", "rendering"},
+    "images": {"auth", "backends", "errors", "extensions", "fs", "models", "notebooks", "pipelines", "rendering"},
+    "serving": {"backends", "errors", "extensions", "fs", "models", "outputs", "rendering"},
+    "api": {"admission", "app", "auth", "errors", "extensions", "images", "inputs", "models", "notebooks", "outputs",
+            "pipelines", "projects", "rendering", "scheduler", "serving", "shared"},
+    "web": {"api", "auth", "errors", "extensions", "models", "notebooks"},
+}
+
+
+def part(module: str) -> str:
+    """myapp.outputs.store -> outputs; myapp.config -> config; myapp -> myapp."""
+    return module.split(".")[1] if "." in module else module
+
+
+def layer_violations(graph: dict[str, dict[str, str]], table: dict[str, set[str]]) -> list[str]:
+    """Each import of a part its importer's line does not name, and each line's part no module imports."""
+    out, used = [], set()
+    for module, edges in sorted(graph.items()):
+        source = part(module)
+        if source not in table:
+            out.append(f"{source} has no line in the table ({module})")
+            continue
+        for target, where in sorted(edges.items()):
+            if part(target) == source:
+                continue
+            used.add((source, part(target)))
+            if part(target) not in table[source]:
+                out.append(f"{source} may not import {part(target)}: {module} -> {target} ({where})")
+    out += [f"{source} may import {target}, but none of its modules does: take it off its line"
+            for source, targets in sorted(table.items()) for target in sorted(targets)
+            if (source, target) not in used and source in {part(m) for m in graph}]
+    return out
 
 
 def strongly_connected(graph: dict[str, dict[str, str]]) -> list[list[str]]:
@@ -115,6 +184,7 @@ def test_the_graph_sees_every_kind_of_import():
     assert "myapp.pipelines.observation" in graph["myapp.api.pipelines"]  # inside a method
     assert "myapp.backends.kubernetes.logs" in graph["myapp.backends.kubernetes.backend"]  # from . import logs
     assert "myapp.rendering.contract" in graph["myapp.rendering.pod"]  # a sibling
+    assert "myapp.images.environments" in graph["myapp.backends.local.plan"]  # two levels up
     assert "myapp.backends" in graph["myapp.pipelines.observation"]  # a package's __init__
 
 
@@ -142,3 +212,48 @@ def test_the_api_never_imports_a_backend():
 def test_the_label_contract_imports_nothing_of_myapp():
     """Rendering and every backend import myapp.rendering.contract; it must not pull either in."""
     assert import_graph()["myapp.rendering.contract"] == {}
+
+
+def test_each_part_imports_only_what_its_line_allows():
+    problems = layer_violations(import_graph(), MAY_IMPORT)
+    assert not problems, "imports outside the table (tests/test_layers.py MAY_IMPORT):\n" + "\n".join(problems)
+
+
+def test_the_layer_check_fails_on_an_edge_outside_the_table():
+    graph = {"myapp.scheduler.policy": {"myapp.errors": "myapp/scheduler/policy.py:3",
+                                        "myapp.models": "myapp/scheduler/policy.py:4"},
+             "myapp.errors": {}, "myapp.models": {}, "myapp.tasks": {}}
+    table = {"scheduler": {"errors", "config"}, "errors": set(), "models": set()}
+    assert layer_violations(graph, table) == [
+        "scheduler may not import models: myapp.scheduler.policy -> myapp.models (myapp/scheduler/policy.py:4)",
+        "tasks has no line in the table (myapp.tasks)",
+        "scheduler may import config, but none of its modules does: take it off its line"]
+
+
+def test_every_part_has_a_line_and_names_only_parts():
+    parts = {part(module) for module in module_files()}
+    assert set(MAY_IMPORT) == parts
+    assert set().union(*MAY_IMPORT.values()) <= parts
+
+
+PURE = ("myapp.scheduler", "myapp.rendering", "myapp.outputs.declarations")
+
+
+def test_the_pure_parts_import_no_database_and_no_flask():
+    """myapp.scheduler decides, myapp.rendering renders and the outputs' declarations are read everywhere:
+    plain data in, plain data out (the SQL side of scheduling is myapp.admission)."""
+    found = []
+    graph = import_graph()
+    for name, path in module_files().items():
+        if not any(name == p or name.startswith(p + ".") for p in PURE):
+            continue
+        found += [f"{name} imports {target} ({where})" for target, where in graph[name].items()
+                  if part(target) in ("extensions", "models")]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                      if n.split(".")[0] in ("flask", "flask_appbuilder", "sqlalchemy", "celery")
+                      or n in ("myapp.extensions", "myapp.models") or n.startswith("myapp.models.")]
+    assert not found, "\n".join(found)
+
