@@ -257,3 +257,16 @@ def test_the_pure_parts_import_no_database_and_no_flask():
                       or n in ("myapp.extensions", "myapp.models") or n.startswith("myapp.models.")]
     assert not found, "\n".join(found)
 
+
+def test_the_map_in_the_architecture_doc_is_this_table():
+    """docs/architecture.md opens with the table in words: one row per part, its last column the parts it may use."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = text[text.index("| part | what it owns | may use |"):].split("\n\n")[0].splitlines()[2:]
+    described: dict[str, set[str]] = {}
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        names = [name.strip(" `").removesuffix(".py").removesuffix("/") for name in cells[0].split(",")]
+        uses = set() if cells[-1] == "nothing" else {name.strip() for name in cells[-1].split(",")}
+        for name in names:
+            described["myapp" if name == "__init__" else name] = uses
+    assert described == MAY_IMPORT
