@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NAMED = [
     "myapp/outputs.py", "myapp/outputs_store.py", "myapp/outputs_fetch.py", "myapp/outputs_reader.py",
     "myapp/backends/local/backend.py", "myapp/backends/local/plan.py", "myapp/backends/local/sandbox.py",
-    "myapp/backends/local/supervisor.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
+    "myapp/backends/local/supervisor.py", "myapp/backends/local/pump.py", "myapp/backends/local/replicas.py",
+    "myapp/backends/local/replica_metrics.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
     "myapp/backends/logrecords.py", "myapp/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
     "myapp/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
     "myapp/notebooks/lifecycle.py", "myapp/project_caps.py",
@@ -33,7 +34,7 @@ ALLOWED = {
     ("myapp/backends/local/backend.py", "LocalBackend._spawn", "open"): CONTROL,
     ("myapp/backends/local/supervisor.py", "Supervisor.__init__", ".read_text"): CONTROL,
     ("myapp/backends/local/supervisor.py", "Supervisor.__init__", ".mkdir"): CONTROL,
-    ("myapp/backends/local/supervisor.py", "Supervisor.sample_metrics", "open"): CONTROL,
+    ("myapp/backends/local/replica_metrics.py", "ReplicaMetrics.sample_metrics", "open"): CONTROL,
     ("myapp/backends/local/sandbox.py", "etc_files", ".mkdir"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_write", "os.chmod"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_write", "os.replace"): CONTROL,
