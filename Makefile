@@ -17,8 +17,9 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 	touch $@
 
 # The browser UI: type-checked and built by Vite into frontend/dist, which Flask serves under /ui/.
+# Vite says only what is wrong (`npm run build` in frontend/ lists every file it wrote).
 frontend/dist/index.html: frontend/node_modules/.installed $(UI_SRC)
-	cd frontend && npm run --silent build
+	cd frontend && npm run --silent build -- --logLevel warn
 
 ui: frontend/dist/index.html
 

@@ -57,8 +57,12 @@ setup(
     version="0.1.0",
     description="A machine-learning platform: projects, notebooks, pipelines, distributed training, serving.",
     packages=find_packages(include=["myapp", "myapp.*"]),
-    include_package_data=True,
-    # The upstream CRD schemas rendering validates against (README there gives source and version).
+    # The tree's root is the source root: an editable install is a plain .pth entry (what `setup.py develop`
+    # made), not setuptools' import finder, which warns about same-named folders on every install.
+    package_dir={"": "."},
+    # Data files are named here, each under the package that reads it (no MANIFEST.in): the CRD schemas'
+    # folder is no package of its own. The upstream CRD schemas rendering validates against (README there
+    # gives source and version).
     package_data={"myapp.rendering": ["crds/*.json", "crds/README.md"],
                   # the simulator page's sample trace (docs/scheduling.md)
                   "myapp.scheduler.traces": ["*.csv", "README.md"],

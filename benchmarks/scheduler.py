@@ -33,7 +33,7 @@ from myapp.scheduler.trace import TraceJob, load
 TRACE = Path(__file__).resolve().parent / "traces" / "philly-derived-jobs.csv"
 BASELINE = "gang-fifo"
 QUICK_JOBS = 1000
-TARGETS = {  # the issue's "done when"
+TARGETS = {  # what sieve must reach on the trace
     "avg_jct_ratio": 0.12,  # ours / gang FIFO, at most
     "partial_gang_seconds": 0.0,
     "utilization_of_offered": 0.95,  # at least
@@ -74,7 +74,7 @@ def problems(jobs: list[TraceJob], log: list[Event], result: dict, max_preemptio
 
 def lost_in_span(jobs: list[TraceJob], log: list[Event]) -> float:
     """GPU-seconds of runs later thrown away by a restart, between the first and the last submission:
-    `utilization` counts them busy (the issue's definition); without them it is the work that counted.
+    `utilization` counts them busy (as the targets define it); without them it is the work that counted.
     A job that checkpoints loses nothing when preempted."""
     gpus = {tj.job.id: 0 if tj.job.checkpoints else tj.job.gpus for tj in jobs}
     first = min(tj.job.submitted for tj in jobs)

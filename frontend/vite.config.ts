@@ -5,7 +5,11 @@ import react from "@vitejs/plugin-react";
 export default defineConfig({
   base: "/ui/",
   plugins: [react()],
-  build: { outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800 },
+  build: {
+    outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800,
+    // Rolldown's timing hint names Vite's own plugins (vite:css-post) whenever the machine is busy.
+    rolldownOptions: { checks: { bundlerTimings: false } },
+  },
   server: { proxy: { "/api": "http://127.0.0.1:8080", "/health": "http://127.0.0.1:8080" } },
   test: { include: ["src/**/*.test.ts", "src/**/*.test.tsx"], environment: "node" },
 });

@@ -67,11 +67,11 @@ def init() -> None:
     from .rendering.catalog import load_catalog
 
     upgrade()
-    setup_data.sync_roles()
     try:
-        username, password = setup_data.ensure_admin()
+        username, password = setup_data.ensure_admin()  # first: FAB's role sync then finds a user
     except DomainError as exc:
         raise click.ClickException(f"MYAPP_ADMIN_PASSWORD: {exc.message}") from None
+    setup_data.sync_roles()
     count = setup_data.sync_catalog(load_catalog())
     demo = setup_data.ensure_demo_project(username)
     setup_data.retire_shared_token(demo)

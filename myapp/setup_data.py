@@ -18,7 +18,8 @@ from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
 
 
 def sync_roles() -> None:
-    """Create Admin, User and Public roles and every API permission; Admin gets them all."""
+    """Create Admin, User and Public roles and every API permission; Admin gets them all.
+    `myapp init` creates the first admin before (ensure_admin), so FAB finds a user here."""
     sm = appbuilder.sm
     BaseSecurityManager.create_db(sm)  # roles only; Alembic made the tables
     appbuilder.add_permissions(update_perms=True)
@@ -36,7 +37,7 @@ def ensure_admin() -> tuple[str, str | None]:
         check_password(given, username, email=f"{username}@localhost", names=("Platform", "Admin"))  # FieldError
     password = given or secrets.token_urlsafe(12)
     user = sm.add_user(username, "Platform", "Admin", f"{username}@localhost",
-                       [sm.find_role(ADMIN_ROLE)], password=password)
+                       [sm.add_role(ADMIN_ROLE)], password=password)  # the role as found, or made now
     if not user:
         raise RuntimeError(f"could not create the admin user {username!r}")
     return username, (None if given else password)

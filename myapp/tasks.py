@@ -168,7 +168,7 @@ def watch_clusters(app: Any, celery: Any, stop: threading.Event, rescan: float =
 
 def _say_watched(app: Any, watched: dict[int, Any]) -> None:
     """In the shared cache, for WATCH_BEAT seconds: which clusters' watches are all open now (the
-    controller polls their attempts only as a safety net, pipelines/controller.WATCHED_POLL)."""
+    controller polls their attempts only as a safety net, pipelines/timers.WATCHED_POLL)."""
     from .extensions import cache
 
     try:

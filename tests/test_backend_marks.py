@@ -82,6 +82,8 @@ def _imports_backend(node: ast.AST) -> bool:
         module = node.module or ""
         parts = module.split(".")
         return (module.startswith("sqlalchemy.dialects") or parts[0] in BACKEND_MODULES or parts[-1] in BACKEND_MODULES
+                or module.endswith("shared.limits")  # myapp/shared/limits.py
+                or (parts[-1] == "shared" and any(a.name == "limits" for a in node.names))
                 or any(a.name in BACKEND_MODULES | BACKEND_NAMES for a in node.names))
     return False
 
@@ -139,6 +141,8 @@ def test_the_checker_sees_what_it_must() -> None:
         "import redis": True,
         "from .extensions import db, generations": True,
         "from ..shared_limits import slot_store": True,
+        "from ..shared import limits as shared_limits": True,
+        "from ..shared.limits import SlotStore": True,
         "ids = value if dialect.name == 'postgresql' else dump(value)": True,
         "from sqlalchemy.dialects.postgresql import JSONB": True,
         "x = sa.select(T).where(T.id == 1)": False,

@@ -19,11 +19,13 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
     env = platform_env(tmp_path)
     first = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert first.returncode == 0, first.stderr
+    assert not first.stderr, first.stderr  # a first start says what it made and nothing else (no FAB warnings)
     password = re.search(r"Created admin user 'admin' with password: (\S+)", first.stdout).group(1)
     assert len(password) >= 12
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0  # generated, private
     again = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0 and "password" not in again.stdout  # idempotent; shown once
+    assert not again.stderr, again.stderr
 
     port = free_port()
     proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
@@ -55,6 +57,7 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
         assert "stopped web, worker and beat" in out
+        assert "No hostname was supplied" not in out  # the embedded broker is a file (myapp/shared/broker.py)
         assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     finally:
         if proc.poll() is None:

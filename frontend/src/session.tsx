@@ -1,6 +1,6 @@
 // Who is signed in and which project they are working in; shared by every page.
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
-import { api, setCsrfToken, UNAUTHORIZED_EVENT } from "./api";
+import { api, setCsrfToken, UNAUTHORIZED_EVENT } from "./api/client";
 import type { Me, MyProject, SessionStatus } from "./types";
 
 export interface Session {

@@ -1,4 +1,4 @@
-"""Admission and quotas per resource group (issue 13): nodes and policy of a group, borrowing and lending
+"""Admission and quotas per resource group: nodes and policy of a group, borrowing and lending
 of quotas, queue position, placement and preemptions of attempts, templates that checkpoint.
 
 Revision ID: 0012

@@ -1,4 +1,4 @@
-"""Notebook lifecycle (issue 14): states with reasons, intent, the running attempt, idle culling.
+"""Notebook lifecycle: states with reasons, intent, the running attempt, idle culling.
 
 `notebook.state` gets the lifecycle's states (pending, pulling, waiting, running, idle, stopping,
 stopped, failed; a `succeeded` row, which nothing wrote, becomes `stopped`); new columns say what the

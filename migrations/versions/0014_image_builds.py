@@ -1,4 +1,4 @@
-"""Image builds and environments (issue 14): a build's source, apt packages, cluster, notebook snapshot,
+"""Image builds and environments: a build's source, apt packages, cluster, notebook snapshot,
 environment, Kaniko Job and times; an image's project and environment.
 
 PostgreSQL: ADD COLUMN and ADD CONSTRAINT. SQLite cannot add a table constraint to a table (and

@@ -1,4 +1,4 @@
-"""Model registry and inference services (issue 15).
+"""Model registry and inference services.
 
 Model versions get a stage, a signature, files and a description (their run comes through their
 task run); inference services get the desired state the serving controller acts on (shadow version,

@@ -1,4 +1,4 @@
-"""Task outputs, run parameters and metrics (issue 16): each attempt's output folder, what it wrote
+"""Task outputs, run parameters and metrics: each attempt's output folder, what it wrote
 there and the metrics it reported.
 
 Revision ID: 0016

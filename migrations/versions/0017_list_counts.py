@@ -1,4 +1,4 @@
-"""List counts (issue 12): exact row counts per (table, project, state), so a list's count reads a few
+"""List counts: exact row counts per (table, project, state), so a list's count reads a few
 rows instead of counting 10,000+ (myapp/models/list_count.py, myapp/api/counts.py).
 
 The table only: its triggers, and the counts of the rows already there, are made by

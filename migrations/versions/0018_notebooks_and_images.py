@@ -1,4 +1,4 @@
-"""Notebooks and images (issue 14): projects' registry credentials; Jupyter tokens sealed (myapp/auth/sealed.py).
+"""Notebooks and images: projects' registry credentials; Jupyter tokens sealed (myapp/auth/sealed.py).
 
 `registry_credentials`: one row per project (myapp/images/credentials.py), the dockerconfigjson sealed.
 The Jupyter tokens rows already hold are sealed with the app's SECRET_KEY, reachable when the migration

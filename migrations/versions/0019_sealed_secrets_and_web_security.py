@@ -1,4 +1,4 @@
-"""Webhook signing secrets sealed at rest (issue 12): the column widens to hold a sealed value, and the
+"""Webhook signing secrets sealed at rest: the column widens to hold a sealed value, and the
 rows stored plain are sealed with the app's SECRET_KEY when the migration runs inside the app
 (`myapp db upgrade`, `myapp init`, `myapp.models.migrate.upgrade`). A bare `alembic upgrade` has no key: it
 leaves them plain, and each is sealed the first time it is read or rotated (notify.secret_of).

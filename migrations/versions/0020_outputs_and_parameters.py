@@ -1,4 +1,4 @@
-"""Outputs and parameters (issue 16): a run's parameters are named as the API and the pipeline name them,
+"""Outputs and parameters: a run's parameters are named as the API and the pipeline name them,
 `pipeline_run.params` -> `pipeline_run.parameters` (a column rename; SQLite has renamed columns in place
 since 3.25, without rebuilding the table).
 

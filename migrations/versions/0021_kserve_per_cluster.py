@@ -1,4 +1,4 @@
-"""Serving engine per cluster (issue 15): `cluster.serving_engine` (`deployments` | `kserve`, CHECKed like
+"""Serving engine per cluster: `cluster.serving_engine` (`deployments` | `kserve`, CHECKed like
 every enum column), and where an inference service runs, `inference_service.resource_group_id` (a plain
 indexed integer like its project_id; the resource groups API keeps a group a service uses). Plain
 ALTER TABLE ADD/DROP COLUMN on both SQLite (3.35+) and PostgreSQL: no table rebuild.

@@ -1,4 +1,4 @@
-"""Capacity discovered on Kubernetes (issue 13): a resource group may say its nodes are discovered
+"""Capacity discovered on Kubernetes: a resource group may say its nodes are discovered
 (`discover_nodes`); the worker's tick lists the cluster's Nodes matching the group's node selector and
 stores what it found (`discovered_nodes`, schedulable or not, with allocatable GPUs, CPU and memory),
 when (`discovered_at`) and why the last listing failed (`discovery_error`). Plain ADD COLUMN on both

@@ -9,12 +9,13 @@ from .catalog import ImageApi, JobTemplateApi
 from .images import ImageBuildApi
 from .me import MeApi
 from .notebooks import NotebookApi
-from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi, TaskRunApi
+from .pipelines import EdgeApi, PipelineApi, PipelineRunApi, TaskApi
 from .projects import ProjectApi
 from .registry import ModelVersionApi
 from .scheduler import SchedulerApi
 from .serving import InferenceServiceApi
 from .serving_proxy import ServingProxyApi
+from .task_runs import TaskRunApi
 from .users import UserAccountApi
 
 APIS = (

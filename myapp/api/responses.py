@@ -327,7 +327,7 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
                                                                  "description": STRING})},
 }, optional=("type", "properties", "required", "additionalProperties", "x-outputs")))
 
-# ---- pipelines, runs and task runs (myapp/api/pipelines.py, streams.py) ------------------------------------------
+# ---- pipelines, runs and task runs (myapp/api/pipelines.py, task_runs.py, streams.py) ----------------------------
 GRAPH = component("PipelineGraph", obj({
     "pipeline": ref("PipelineOut"),
     # PUT answers each task's key too: the client's key for new tasks, the id as text for the others.

@@ -46,6 +46,9 @@ class ServingProxyApi(BaseApi):
 
     route_base = "/serving"
     class_permission_name = "InferenceService"
+    # The whole set InferenceServiceApi declares: with only its own (can_read), every permission sync would
+    # try to drop can_write from the shared view.
+    base_permissions = ["can_read", "can_write"]
     allow_browser_login = True
     csrf_exempt = True  # routing.check_csrf does it, for session callers only
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 
 class JobState(str, enum.Enum):
-    """The states a backend can report; myapp.pipelines.controller.TASK_STATE_OF_JOB maps each to a TaskState."""
+    """The states a backend can report; myapp.pipelines.backend_calls.TASK_STATE_OF_JOB maps each to a TaskState."""
 
     PENDING = "pending"
     WAITING = "waiting"  # waiting for resources: unschedulable, queued by Volcano, quota

@@ -94,6 +94,8 @@ def resolve(dir_fd: int, relative: str, flags: int, mode: int = 0) -> int:
         if code == errno.ENOSYS:  # an older kernel: the walk from now on
             _use_walk()
             return _walk_open(dir_fd, names, flags, mode)
+        if code == errno.EPERM:  # a seccomp profile that predates openat2 (older container runtimes) says EPERM
+            return _walk_open(dir_fd, names, flags, mode)
         if code != errno.EAGAIN:
             break
     raise OSError(code, os.strerror(code), relative)

@@ -150,7 +150,7 @@ class TaskRun(IdMixin, _Stateful, Model):
     # Where the backend runs it (myapp.backends.JobRef.as_dict()); set once submitted.
     backend_ref: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # Consecutive failed backend calls (submit, or status once submitted) and when to try again:
-    # bounded retries with backoff (myapp/pipelines/controller.py), then the attempt fails.
+    # bounded retries with backoff (myapp/pipelines/backend_calls.py), then the attempt fails.
     backend_errors: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
     backend_retry_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # Admission to its resource group (myapp/admission/gate.py): the place in the group's queue while it

@@ -10,27 +10,25 @@ The time from an upstream's end to its downstream's submission is that pass's SQ
 rendering and its commit: a pass reads the run row in the statement that locks it, reads the pipeline,
 project and templates once, and commits new attempts without waiting for the log flush (see
 _commit_before_submit).
+
+RunController is assembled from its parts: this module holds the pass itself (the lock, the run policy, the
+DAG's decisions, new attempts and the run's end); backend_calls.py submits and polls attempts, timers.py says
+when the run next needs a look, run_token_secrets.py puts and removes the run's token Secrets.
 """
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from collections.abc import Callable
-from dataclasses import asdict
 
 import sqlalchemy as sa
-from flask import current_app
 from sqlalchemy.orm import defer
 from sqlalchemy.orm.attributes import set_committed_value
 
-from ..admission.gate import admit as admit_to_group
-from ..admission.gate import recheck_after
 from ..auth import run_tokens
-from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
-from ..extensions import cache, db
+from ..backends import Backend, JobRef, LogArchive
+from ..extensions import db
 from ..models import (
     Edge,
-    InvalidTransition,
     JobTemplate,
     Pipeline,
     PipelineRun,
@@ -47,39 +45,19 @@ from ..outputs import declarations as outputs
 from ..outputs import store as outputs_store
 from ..outputs.refs import upstream_paths
 from ..rendering import RenderError
-from ..rendering.contract import run_token_secret
+from .backend_calls import BackendCalls
 from .dag import Decision, decide, retry_delay, run_outcome
 from .macros import macro_values, substitute
 from .manifests import render_task
+from .run_token_secrets import RunTokenSecrets
 from .scheduling import admission, disabled_cluster, project_full, run_task_ids
+from .timers import IDLE_RECHECK, Timers, aware, failures
 
-log = logging.getLogger(__name__)
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
-MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
-SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
-# When a run with nothing to do now needs its next look (beat requests it then: myapp/shared/reconcile_requests.py).
-# An active attempt is polled after a tenth of its age, between POLL_MIN and POLL_MAX: young jobs are
-# seen finishing within a tick, long ones cost a poll per POLL_MAX each.
-POLL_MIN, POLL_FRACTION, POLL_MAX = 1.0, 0.1, 15.0
-BACKOFF_MAX = 60.0  # seconds between two tries of a failing backend call, at most
-# An active attempt on a cluster the beat watches (backends/kubernetes/watch.py): its changes request the
-# run as they happen; this poll is the safety net for what a watch misses.
-WATCHED_POLL = 30.0
-IDLE_RECHECK = 30.0  # a run waiting for another (admission, depends_on_past): the other's end requests it sooner
-# What a backend reports, as the state the task run takes: the one place the two enums meet.
-TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
-    JobState.PENDING: TaskState.PENDING,
-    JobState.WAITING: TaskState.WAITING,
-    JobState.RUNNING: TaskState.RUNNING,
-    JobState.SUCCEEDED: TaskState.SUCCEEDED,
-    JobState.FAILED: TaskState.FAILED,
-    JobState.CANCELLED: TaskState.CANCELLED,
-}
-
 BackendFor = Callable[[Task], Backend]
 
 
-class RunController:
+class RunController(Timers, BackendCalls, RunTokenSecrets):
     def __init__(self, backend_for: BackendFor, now: Callable[[], dt.datetime] = utcnow,
                  on_finish: Callable[[int], None] = lambda run_id: None, archive: LogArchive | None = None,
                  on_task_failed: Callable[[int], None] = lambda task_run_id: None):
@@ -129,13 +107,6 @@ class RunController:
         self._release_ended()
         if finished:
             self.on_finish(run_id)
-
-    def release_tokens(self) -> int:
-        """Beat: what ended runs left behind (a worker that died right after the commit that ended
-        one): their tokens revoked, their Secrets deleted. Returns how many runs it finished."""
-        candidates = run_tokens.release_candidates()
-        db.session.commit()
-        return sum(self._release_token(run_id) for run_id in candidates)
 
     def _cancel_locked(self, run: PipelineRun, reason: str) -> None:
         for attempt in self._attempts(run).values():
@@ -286,7 +257,7 @@ class RunController:
             _commit_before_submit()
         else:
             db.session.commit()
-        self._tell_task_failures()
+        self._tell_taskfailures()
         if self._created:
             self._submit_created(run_id)
         return changed
@@ -308,38 +279,7 @@ class RunController:
                 if (attempt.task_id, attempt.attempt) in created:
                     self._submit(run, attempt, task, token)
         db.session.commit()
-        self._tell_task_failures()
-
-    def _next_look(self, tasks: dict[int, Task], attempts: dict[int, TaskRun]) -> dt.datetime:
-        """When a run where nothing changed this pass next needs a look: the next poll of an active
-        attempt, a timeout, a failed submit to try again, a retry's backoff; else IDLE_RECHECK."""
-        now = self.now()
-        times = [now + dt.timedelta(seconds=IDLE_RECHECK)]
-        for attempt in attempts.values():
-            task = tasks[attempt.task_id]
-            if attempt.state in TASK_ACTIVE:
-                since = _aware(attempt.submitted_at or attempt.created_at)
-                age = (now - since).total_seconds()
-                poll = WATCHED_POLL if self._watched(task) else min(POLL_MAX, max(POLL_MIN, age * POLL_FRACTION))
-                times.append(now + dt.timedelta(seconds=poll))
-                if task.timeout:
-                    times.append(since + dt.timedelta(seconds=task.timeout))
-            elif attempt.state == TaskState.QUEUED:
-                waiting = recheck_after(attempt)  # waiting for its resource group: not every second
-                times.append(now + dt.timedelta(seconds=waiting) if waiting is not None else
-                             max(now + dt.timedelta(seconds=POLL_MIN), _aware(attempt.backend_retry_at or now)))
-            elif attempt.state == TaskState.FAILED and _failures(attempt) <= task.retries and attempt.finished_at:
-                times.append(_aware(attempt.finished_at)
-                             + dt.timedelta(seconds=retry_delay(task.retry_delay, _failures(attempt))))
-        return min(times)
-
-    def _watched(self, task: Task) -> bool:
-        """Does the beat watch the cluster this task runs on (its mark in the shared cache is fresh:
-        tasks.watch_clusters)? Its job's changes then request the run as they happen."""
-        if task.resource_group_id is None:
-            return False  # the default backend: local jobs report through their markers
-        key = getattr(self.backend_for(task), "watch_key", None)
-        return bool(key) and cache.get(key) is not None
+        self._tell_taskfailures()
 
     def _not_started(self, run: PipelineRun, verdict: str) -> bool:
         """A queued run that waits, or was skipped (finished: webhooks, and no further pass)."""
@@ -378,11 +318,11 @@ class RunController:
         retried = False
         for task_id, attempt in attempts.items():
             task = tasks[task_id]
-            if attempt.state == TaskState.FAILED and _failures(attempt) <= task.retries:
+            if attempt.state == TaskState.FAILED and failures(attempt) <= task.retries:
                 started.add(task_id)
                 assert attempt.finished_at is not None  # set by every transition into FAILED
-                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, _failures(attempt)))
-                if self.now() >= _aware(due):
+                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, failures(attempt)))
+                if self.now() >= aware(due):
                     retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions)
             elif attempt.state == TaskState.CANCELLED and attempt.preempted_at is not None:
                 started.add(task_id)  # preempted (myapp/admission/gate.py): again at once, not a failure
@@ -426,7 +366,7 @@ class RunController:
         run.next_reconcile_at = None
         self._revoke_token(run)
         db.session.commit()
-        self._tell_task_failures()
+        self._tell_taskfailures()
         self.on_finish(run.id)
         return True
 
@@ -452,10 +392,10 @@ class RunController:
 
     def _failed(self, attempt: TaskRun, task: Task) -> None:
         """An attempt has just failed; with no retry left, the task has failed for good (task.failed)."""
-        if _failures(attempt) > task.retries:
+        if failures(attempt) > task.retries:
             self._failed_for_good.append(attempt)
 
-    def _tell_task_failures(self) -> None:
+    def _tell_taskfailures(self) -> None:
         """After a commit: the task.failed webhooks, and the outputs left on claims read (outside the lock)."""
         for attempt in self._failed_for_good:
             self.on_task_failed(attempt.id)
@@ -471,174 +411,13 @@ class RunController:
         pipeline, project = self._rows(run)
         params = pipeline.parameters | run.parameters
         if run.logical_date is None:  # a manual run's logical date is its start date, as in Airflow
-            run.logical_date = _aware(run.started_at or self.now()).date()
+            run.logical_date = aware(run.started_at or self.now()).date()
         values = macro_values(ds=run.logical_date.isoformat(), run_id=str(run.id),
                               pipeline=pipeline.name, project=project.name, task=task.name, params=params)
         args = substitute(task.args, values)
         if next(outputs.references(args), None) is None:
             return args  # nothing to resolve: the upstream attempts' outputs are not read
         return outputs.resolve(args, upstream_paths(run))
-
-    def _submit(self, run: PipelineRun, attempt: TaskRun, task: Task, token: RunToken | None = None) -> bool:
-        """Submit a queued attempt, unless its cluster is disabled (it waits, saying so) or the backoff
-        after a failed try is not over. An error that cannot pass (PermanentBackendError) fails the
-        attempt at once; another is tried MYAPP_SUBMIT_ATTEMPTS times, then fails it with the reason."""
-        if attempt.state != TaskState.QUEUED or not attempt.manifests:
-            return False
-        cluster = disabled_cluster([task.id]) if task.resource_group_id is not None else None
-        if cluster is not None:
-            if attempt.reason != (reason := f"waiting: cluster {cluster} is disabled"):
-                attempt.reason = reason
-            return False
-        if attempt.backend_retry_at is not None and self.now() < _aware(attempt.backend_retry_at):
-            return False
-        if not admit_to_group(attempt, task, self.now(), self.backend_for, self.archive):
-            return False  # its resource group has no room for it yet: its reason and queue position say why
-        try:
-            backend = self.backend_for(task)
-            self._put_token(run, attempt, backend, token)
-            ref = backend.submit(attempt.manifests)
-        except PermanentBackendError as exc:
-            attempt.transition(TaskState.FAILED, f"cannot run: {exc}", self.now())
-            self._failed(attempt, task)
-            return True
-        except BackendError as exc:
-            log.warning("run %s task %s attempt %s: submit: %s", run.id, task.name, attempt.attempt, exc)
-            return self._backend_failed(attempt, task, "submit", exc, current_app.config["MYAPP_SUBMIT_ATTEMPTS"])
-        attempt.backend_errors, attempt.backend_retry_at = 0, None
-        attempt.backend_ref = ref.as_dict()
-        attempt.backend = ref.backend
-        attempt.submitted_at = self.now()
-        attempt.transition(TaskState.PENDING, None, self.now())
-        return True
-
-    def _backend_failed(self, attempt: TaskRun, task: Task, call: str, exc: BackendError, tries: int) -> bool:
-        """A backend call of this attempt failed again: wait MYAPP_BACKEND_RETRY_SECONDS, doubling up to
-        BACKOFF_MAX, before the next try; the tries-th failure in a row fails the attempt. True if it did."""
-        attempt.backend_errors += 1
-        if attempt.backend_errors >= tries:
-            attempt.backend_retry_at = None
-            attempt.transition(TaskState.FAILED, f"{call} failed after {attempt.backend_errors} tries: {exc}",
-                               self.now())
-            self._failed(attempt, task)
-            return True
-        delay = min(BACKOFF_MAX, current_app.config["MYAPP_BACKEND_RETRY_SECONDS"] * 2 ** (attempt.backend_errors - 1))
-        attempt.backend_retry_at = self.now() + dt.timedelta(seconds=delay)
-        attempt.reason = f"{call} failed (try {attempt.backend_errors} of {tries}), next in {delay:g} s: {exc}"
-        return False
-
-    # ---- the run's platform API token (myapp/auth/run_tokens.py) -------------------------------------
-    def _put_token(self, run: PipelineRun, attempt: TaskRun, backend: Backend, token: RunToken | None = None) -> None:
-        """The run's token Secret, where an attempt that mounts it runs, before it is submitted
-        (the local backend reads it at submit). Put again by every pass that submits such an attempt:
-        idempotent, the same token, and there even if an earlier put was lost with a crashed worker;
-        once per backend in a pass however many attempts it submits (a read of the token row, a
-        signature and a backend call each)."""
-        if id(backend) in self._tokens_put or not run_tokens.mounts_token(attempt.manifests, run.id):
-            return
-        # The row _submit_created read with the attempts (under the same lock), else read (or, for a run
-        # started before run tokens existed, made) now.
-        row = token if token is not None else run_tokens.issue(run, self.now())
-        namespace = self._project_namespace(run)  # not read again after the commit of new attempts
-        backend.put_secret(namespace, run_token_secret(run.id), run_tokens.secret_data(row))
-        self._tokens_put.add(id(backend))
-
-    def _revoke_token(self, run: PipelineRun) -> None:
-        """In the transaction that ends the run: from its commit on, the API refuses the token."""
-        run_tokens.revoke(run.id, self.now())
-        self._ended.add(run.id)
-
-    def _release_ended(self) -> None:
-        for run_id in sorted(self._ended):
-            self._release_token(run_id)
-        self._ended.clear()
-
-    def _release_token(self, run_id: int) -> bool:
-        """Delete an ended run's token Secret wherever its attempts mounted it, then mark it released.
-        Idempotent; on a backend error the beat tick's release_tokens tries again. True when done."""
-        row = db.session.scalar(sa.select(RunToken).where(RunToken.pipeline_run_id == run_id))
-        run = db.session.get(PipelineRun, run_id)
-        if row is None or row.released_at is not None or run is None:
-            db.session.commit()
-            return row is None or row.released_at is not None
-        if not run.is_finished and row.revoked_at is None:
-            db.session.commit()
-            return False  # still active: its jobs need it
-        if row.revoked_at is None:  # ended by a path that did not revoke
-            row.revoked_at = self.now()
-        namespace = db.session.get(Project, run.project_id).namespace
-        backends: dict[int, Backend] = {}
-        for attempt in db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)):
-            if run_tokens.mounts_token(attempt.manifests, run_id):
-                backend = self.backend_for(db.session.get(Task, attempt.task_id))
-                backends[id(backend)] = backend
-        try:
-            for backend in backends.values():
-                backend.delete_secret(namespace, run_token_secret(run_id))
-        except BackendError as exc:
-            log.warning("run %s: token Secret not deleted yet: %s", run_id, exc)
-            db.session.commit()  # the revocation stands
-            return False
-        row.released_at = self.now()
-        db.session.commit()
-        return True
-
-    def _poll(self, run: PipelineRun, attempt: TaskRun, task: Task) -> bool:
-        backend = self.backend_for(task)
-        assert attempt.backend_ref is not None  # active attempts were submitted: _submit stored it
-        ref = JobRef.from_dict(attempt.backend_ref)
-        if task.timeout and attempt.submitted_at:
-            elapsed = (self.now() - _aware(attempt.submitted_at)).total_seconds()
-            if elapsed > task.timeout:
-                backend.cancel(ref)
-                attempt.transition(TaskState.FAILED, f"timed out after {task.timeout}s", self.now())
-                self._failed(attempt, task)
-                return True
-        if attempt.backend_retry_at is not None and self.now() < _aware(attempt.backend_retry_at):
-            return False  # backing off after failed polls
-        try:
-            status = backend.status(ref)
-        except BackendError as exc:
-            if not self._backend_failed(attempt, task, "status", exc, current_app.config["MYAPP_STATUS_ATTEMPTS"]):
-                return False
-            try:  # failed here: it must not go on running unseen (a retry would run beside it)
-                backend.cancel(ref)
-            except BackendError as cancel_error:
-                attempt.reason = f"{attempt.reason} (cancel failed too: {cancel_error})"
-            return True
-        if attempt.backend_errors:
-            attempt.backend_errors, attempt.backend_retry_at = 0, None
-        new = TASK_STATE_OF_JOB[status.state]
-        if new == TaskState.RUNNING and ref.primary.kind in SERVICE_KINDS:
-            # A service task is done when it serves; it keeps running after the run ends.
-            attempt.transition(TaskState.SUCCEEDED, f"serving at {status.url}" if status.url else "serving",
-                               self.now())
-            return True
-        if new == attempt.state:
-            if status.reason and status.reason != attempt.reason:
-                attempt.reason = status.reason
-            return False
-        try:
-            attempt.transition(new, status.reason or None, self.now())
-        except InvalidTransition:
-            log.warning("ignoring %s -> %s for task run %s", attempt.state.value, new.value, attempt.id)
-            return False
-        if status.exit_code is not None:
-            attempt.exit_code = status.exit_code
-        if new == TaskState.FAILED:
-            self._failed(attempt, task)
-        if attempt.is_finished and outputs_store.on_claim(attempt):
-            self._claims_to_read.append((attempt.id, self._rows(run)[1].namespace, backend))
-        elif attempt.is_finished:
-            outputs_store.record(attempt, self._rows(run)[1].namespace, backend)
-        if attempt.is_finished and self.archive is not None:
-            try:
-                attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]
-                backend.cleanup(ref, self.archive)
-            except BackendError as exc:  # the outcome stands; say what was left behind
-                attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
-        return True
-
 
 def _commit_before_submit() -> None:
     """Commit the attempts a pass created without waiting for PostgreSQL to flush its log (a
@@ -652,12 +431,4 @@ def _commit_before_submit() -> None:
     db.session.commit()
 
 
-def _failures(attempt: TaskRun) -> int:
-    """Failed attempts of the task up to this one: its preempted attempts do not count against retries."""
-    return attempt.attempt - (attempt.preemptions or 0)
-
-
-def _aware(value: dt.datetime) -> dt.datetime:
-    """SQLite hands back naive datetimes; everything we store is UTC."""
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 

@@ -156,5 +156,10 @@ class Transport(virtual.Transport):
     def driver_version(self) -> str:
         return sqlite3.sqlite_version
 
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        # A file, not a host: without a default hostname kombu does not warn that none was given.
+        return {"port": None}
+
 
 TRANSPORT_ALIASES[SCHEME] = f"{__name__}:Transport"

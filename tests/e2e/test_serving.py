@@ -1,4 +1,4 @@
-"""Models and services through the browser (issue 15's "done when"): the digits pipeline runs (its serve
+"""Models and services through the browser, end to end: the digits pipeline runs (its serve
 task makes the service `digits`), its model version appears on the Models page with a link to its run, is
 deployed from there as a new service, answers the test panel correctly, a second version is uploaded from
 the Models page and rolled out on it at 30 % and the split shows in the traffic figures, then it is

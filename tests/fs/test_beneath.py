@@ -199,3 +199,21 @@ def test_a_kernel_without_openat2_falls_back_to_the_walk(tmp_path, monkeypatch):
         assert not resolve.openat2_in_use()
         with pytest.raises(Refused):
             folder.open_file("ln/f")
+
+
+def test_a_seccomp_profile_refusing_openat2_gets_the_walk(tmp_path, monkeypatch):
+    """EPERM from the syscall (a container runtime's seccomp profile older than openat2): the walk answers
+    that call, with the same refusals."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_bytes(b"ok")
+    os.symlink(tmp_path / "d", tmp_path / "ln")
+
+    def eperm(*args):
+        ctypes.set_errno(errno.EPERM)
+        return -1
+
+    monkeypatch.setattr(resolve, "_openat2", eperm)
+    with Folder.open(tmp_path) as folder:
+        assert folder.read("d/f", 10) == b"ok"
+        with pytest.raises(Refused):
+            folder.open_file("ln/f")

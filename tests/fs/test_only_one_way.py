@@ -15,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # Modules that reach attempt, outputs, data, volume or work folders (or log archives) of jobs.
 NAMED = [
     "myapp/outputs/declarations.py", "myapp/outputs/store.py", "myapp/outputs/fetch.py", "myapp/outputs/reader.py",
-    "myapp/backends/local/backend.py", "myapp/backends/local/plan.py", "myapp/backends/local/sandbox.py",
-    "myapp/backends/local/supervisor.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
+    "myapp/backends/local/backend.py", "myapp/backends/local/plan.py", "myapp/backends/local/container_env.py",
+    "myapp/backends/local/commands.py", "myapp/backends/local/sandbox.py",
+    "myapp/backends/local/supervisor.py", "myapp/backends/local/pump.py", "myapp/backends/local/replicas.py",
+    "myapp/backends/local/replica_metrics.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
     "myapp/backends/logrecords.py", "myapp/pipelines/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
     "myapp/images/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
     "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py",
@@ -33,7 +35,7 @@ ALLOWED = {
     ("myapp/backends/local/backend.py", "LocalBackend._spawn", "open"): CONTROL,
     ("myapp/backends/local/supervisor.py", "Supervisor.__init__", ".read_text"): CONTROL,
     ("myapp/backends/local/supervisor.py", "Supervisor.__init__", ".mkdir"): CONTROL,
-    ("myapp/backends/local/supervisor.py", "Supervisor.sample_metrics", "open"): CONTROL,
+    ("myapp/backends/local/replica_metrics.py", "ReplicaMetrics.sample_metrics", "open"): CONTROL,
     ("myapp/backends/local/sandbox.py", "etc_files", ".mkdir"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_write", "os.chmod"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_write", "os.replace"): CONTROL,
@@ -46,12 +48,13 @@ ALLOWED = {
     ("myapp/backends/local/backend.py", "LocalBackend.put_secret", "os.replace"): "secrets/: never in a sandbox",
     ("myapp/backends/local/backend.py", "LocalBackend.put_secret", ".iterdir"): "secrets/: never in a sandbox",
     ("myapp/backends/local/backend.py", "LocalBackend.put_secret", ".unlink"): "secrets/: never in a sandbox",
-    ("myapp/backends/local/plan.py", "Planner._value", ".read_text"): "secrets/, configmaps/: never in a sandbox",
-    ("myapp/backends/local/plan.py", "Planner._all_values", ".iterdir"): "secrets/: never in a sandbox",
+    ("myapp/backends/local/container_env.py", "ContainerEnv._value", ".read_text"): (
+        "secrets/, configmaps/: never in a sandbox"),
+    ("myapp/backends/local/container_env.py", "ContainerEnv._all_values", ".iterdir"): "secrets/: never in a sandbox",
     ("myapp/backends/local/backend.py", "LocalBackend._job_lock", "open"): "workdir/<namespace>: the platform's",
     ("myapp/backends/local/backend.py", "_private_dir", ".mkdir"): "the platform's own folders (0700)",
     ("myapp/backends/local/backend.py", "_private_dir", "os.chmod"): "the platform's own folders (0700)",
-    ("myapp/backends/local/plan.py", "EntryMap.__init__", ".read_text"): "the job-template catalog (source tree)",
+    ("myapp/backends/local/commands.py", "EntryMap.__init__", ".read_text"): "the job-template catalog (source tree)",
     **{("myapp/backends/local/plan.py", "Planner._kernel_spec", call): (
         "a built environment: the platform's once built (images/builder.py takes it back), read-only to jobs")
        for call in (".glob", ".mkdir", ".chmod", ".write_text", "os.replace")},

@@ -1,4 +1,4 @@
-"""Issue 14's promise locally: a pipeline whose task's template names an image the project built runs with
+"""Built images used by pipelines, locally: a pipeline whose task's template names an image the project built runs with
 that environment's packages, through the controller and the local backend; another project's run of the
 same template does not get them."""
 from __future__ import annotations

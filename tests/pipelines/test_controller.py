@@ -158,7 +158,7 @@ def test_every_backend_job_state_maps_to_a_task_state():
     """A new JobState must be given a TaskState explicitly; it can only be one an attempt on a backend takes."""
     from myapp.models import TaskState
     from myapp.models.states import TASK_ACTIVE, TASK_TERMINAL
-    from myapp.pipelines.controller import TASK_STATE_OF_JOB
+    from myapp.pipelines.backend_calls import TASK_STATE_OF_JOB
 
     assert set(TASK_STATE_OF_JOB) == set(JobState)
     assert set(TASK_STATE_OF_JOB.values()) <= TASK_ACTIVE | TASK_TERMINAL
@@ -169,7 +169,7 @@ def test_every_backend_job_state_maps_to_a_task_state():
 @pytest.mark.parametrize("reported", list(JobState), ids=lambda s: s.value)
 def test_attempt_takes_the_mapped_state_of_what_the_backend_reports(app, catalog, reported):
     from myapp.backends import Status
-    from myapp.pipelines.controller import TASK_STATE_OF_JOB
+    from myapp.pipelines.backend_calls import TASK_STATE_OF_JOB
 
     class Reporting(FakeBackend):
         def status(self, ref):

@@ -70,7 +70,7 @@ def test_a_run_has_at_most_one_pending_request(app, catalog, sent, fake_default_
 def test_beat_requests_only_runs_that_are_due_and_resends_stale_requests(app, catalog, sent, fake_default_backend):
     from myapp.extensions import db
     from myapp.models import PipelineRun
-    from myapp.pipelines.controller import POLL_MIN
+    from myapp.pipelines.timers import POLL_MIN
     from myapp.shared import reconcile_requests
 
     hanging, _ = make_pipeline(app, catalog, {"a": {}}, [])
@@ -102,7 +102,8 @@ def test_beat_requests_only_runs_that_are_due_and_resends_stale_requests(app, ca
 
 
 def test_the_timer_polls_young_jobs_often_and_long_ones_less(app, catalog):
-    from myapp.pipelines.controller import IDLE_RECHECK, POLL_MAX, POLL_MIN, RunController
+    from myapp.pipelines.controller import RunController
+    from myapp.pipelines.timers import IDLE_RECHECK, POLL_MAX, POLL_MIN
 
     run_id, _ = make_pipeline(app, catalog, {"a": {}}, [])
     backend = FakeBackend({"a": ["hang"]})

@@ -15,7 +15,8 @@ from tests.support import unique
 def test_next_look_of_a_watched_cluster_is_the_safety_net(app, catalog, double, k8s_backend, watched):
     from myapp.extensions import cache, db
     from myapp.models import Cluster, ClusterKind, PipelineRun, ResourceGroup
-    from myapp.pipelines.controller import POLL_MAX, WATCHED_POLL, RunController
+    from myapp.pipelines.controller import RunController
+    from myapp.pipelines.timers import POLL_MAX, WATCHED_POLL
 
     with app.app_context():
         cluster = Cluster(name=unique("c"), kind=ClusterKind.KUBERNETES, in_cluster=True)

@@ -1,4 +1,4 @@
-"""A pipeline never starts a model server of its own (issue 15): a task of a template of kind `service`
+"""A pipeline never starts a model server of its own: a task of a template of kind `service`
 (deploy-service) is refused when saved, naming the field, and one stored before the rule fails to
 render with the reason; serve-model, which asks the API for an inference service, is accepted."""
 from __future__ import annotations

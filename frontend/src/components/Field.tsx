@@ -1,6 +1,6 @@
 // Form rows that show the server's (or the client's) reason next to the input it names.
 import { useCallback, useId, useState, type ReactNode } from "react";
-import { ApiError, describeError } from "../api";
+import { ApiError, describeError } from "../api/client";
 
 export interface InputWiring {
   id: string;

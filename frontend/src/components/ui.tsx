@@ -1,6 +1,6 @@
 // Small shared pieces: error banners, loading text, state badges, relative times.
 import type { ReactNode } from "react";
-import { describeError } from "../api";
+import { describeError } from "../api/client";
 
 export function ErrorBanner({ error }: { error: unknown }) {
   if (!error) return null;

@@ -2,7 +2,7 @@
 // on a schedule while rows are in a transitional state (`polling.ts`), a page at a time or every row.
 // The state lives in a `ListStore`, one per resource and filters: other filters start from page 1.
 import { useMemo, useSyncExternalStore } from "react";
-import { list, listAll } from "../api";
+import { list, listAll } from "../api/client";
 import { ListStore, type ListSnapshot } from "./listStore";
 import { pageCount, type PollPolicy } from "./polling";
 

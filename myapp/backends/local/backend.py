@@ -48,8 +48,9 @@ from ..base import (
 )
 from ..logrecords import LogSource
 from . import events, logfiles, sandbox
+from .container_env import SECRET_KEY, SECRET_NAME
 from .gpu import GpuDevice, GpuPool, nvml_devices
-from .plan import NAMESPACE, RESERVED_NAMESPACES, SECRET_KEY, SECRET_NAME, VOLUME_KINDS, Planner, Settings
+from .plan import NAMESPACE, RESERVED_NAMESPACES, VOLUME_KINDS, Planner, Settings
 from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
 
 META = ".myapp"

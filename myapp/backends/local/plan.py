@@ -3,7 +3,9 @@
 The plan is plain JSON (``spec.json`` in the attempt's folder) so the supervisor process, and
 any later backend instance, read the very same decisions: ports, ranks, TF_CONFIG, commands.
 Nothing here starts a process; ``Planner.plan`` only reads manifests, the catalog and the
-local secrets folder.
+local secrets folder. A container's environment is built by ``container_env.py`` (a mixin of Planner),
+its command mapped to this host by ``commands.py``; this module turns manifests into replicas: kinds,
+ranks and operator env, mounts and claims, notebooks, the plan itself.
 """
 from __future__ import annotations
 
@@ -11,9 +13,7 @@ import json
 import os
 import re
 import secrets
-import shlex
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +26,8 @@ from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
 from ...outputs.declarations import mounted_dir, read_only_dirs
 from ...rendering.contract import JOB_NAME_LABEL, TEMPLATE_LABEL
 from ..base import InvalidManifest, JobRef, ObjectRef, PermanentBackendError, UnsupportedKind
+from .commands import PYTHON_NAME, EntryMap, missing_paths, readiness, remap_ports
+from .container_env import SECRET_NAME, ConfigError, ContainerEnv, expand, object_data
 from .gpu import GpuDevice
 from .procs import free_ports
 
@@ -44,21 +46,9 @@ NOOP_KINDS = frozenset({"Service", "HorizontalPodAutoscaler", "VirtualService", 
 # Claims are folders of the project's data folder (Planner.volume_dir): made at submit, removed by a
 # cleanup whose objects name them (a notebook's delete).
 VOLUME_KINDS = frozenset({"PersistentVolumeClaim"})
-# Host environment a replica inherits; nothing else of the platform's own env leaks in.
-HOST_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "SHELL",
-            "LD_LIBRARY_PATH", "CUDA_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
-PYTHON_NAME = re.compile(r"python(3(\.[0-9]+)?)?")
-ENV_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-SECRET_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # a DNS-1123 label, as in Kubernetes
 # Folders of the workdir beside the namespaces' own: no project may be called like them.
 RESERVED_NAMESPACES = frozenset({"secrets", "configmaps", "data", "outputs"})
-SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
-
-
-class ConfigError(Exception):
-    """A container's config cannot be built (K8s: CreateContainerConfigError)."""
 
 
 @dataclass
@@ -72,7 +62,7 @@ class Settings:
 
 
 @dataclass
-class Planner:
+class Planner(ContainerEnv):
     workdir: Path
     catalog_root: Path
     python: str = sys.executable
@@ -106,7 +96,7 @@ class Planner:
                     (api.startswith("kubeflow.org/") and (kind in REPLICA_SPECS or kind == "Notebook")):
                 workloads.append(obj)
             elif kind in ("Secret", "ConfigMap") and api == "v1":
-                data[kind][obj["metadata"]["name"]] = _object_data(obj)
+                data[kind][obj["metadata"]["name"]] = object_data(obj)
             elif kind not in NOOP_KINDS:
                 raise UnsupportedKind(f"{kind} ({api}) has no local equivalent; use the Kubernetes backend")
         if len(workloads) != 1:
@@ -270,10 +260,10 @@ class Planner:
             env = self._env(container, pod_info, operator_env if not init else {}, data)
             env["HOSTNAME"] = pod_name
             python = self._environment(run, str(container.get("image") or ""), env)
-            argv = [_expand(a, env) for a in list(container.get("command") or []) + list(container.get("args") or [])]
+            argv = [expand(a, env) for a in list(container.get("command") or []) + list(container.get("args") or [])]
             argv = self._argv(argv, entry, run["kind"] == "MPIJob", python)
             if remap:
-                argv, env = _remap_ports(argv, env, remap)
+                argv, env = remap_ports(argv, env, remap)
             containers.append({"name": container.get("name", ""), "init": init, "argv": argv, "env": env})
         result = {"name": replica["name"], "type": replica["type"], "index": replica["index"],
                   "hostname": pod_name, "restart_policy": replica["restart_policy"], "gpus": gpus, "ports": ports,
@@ -282,11 +272,11 @@ class Planner:
         if run["kind"] == "Notebook":
             self._notebook(run, result, pod, cwd)
         elif run["mode"] == "service":
-            result["ready"] = _readiness(main, remap)
+            result["ready"] = readiness(main, remap)
             if ports:
                 name = "http" if "http" in ports else next(iter(ports))
                 result["url"] = f"http://127.0.0.1:{ports[name]}"
-        for path in _missing_paths(containers[-1]["argv"]):
+        for path in missing_paths(containers[-1]["argv"]):
             raise PermanentBackendError(
                 f"{replica['name']}: {path} is inside the image and has no local copy; the local backend runs "
                 f"commands on the host (template folder: {entry.folder or 'none'})")
@@ -367,99 +357,6 @@ class Planner:
         return {os.path.normpath(m["mountPath"]): str(self.volume_dir(namespace, claims[m["name"]]))
                 for m in container_spec.get("volumeMounts") or [] if m.get("name") in claims}
 
-    # -- env ----------------------------------------------------------------------------------
-    def _path(self) -> str:
-        return os.pathsep.join([str(Path(self.python).parent), os.environ.get("PATH", "/usr/bin:/bin")])
-
-    def base_env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k in HOST_ENV or k.startswith("LC_")}
-        env["PATH"] = self._path()
-        env.update(self.sandbox_env)
-        env.update(self.extra_env)
-        return env
-
-    def _env(self, container: Mapping[str, Any], pod: Mapping[str, Any], operator_env: Mapping[str, str],
-             data: dict[str, dict[str, dict[str, str]]]) -> dict[str, str]:
-        defined: dict[str, str] = {}
-        for source in container.get("envFrom") or []:
-            prefix = source.get("prefix", "")
-            for kind, key in (("Secret", "secretRef"), ("ConfigMap", "configMapRef")):
-                if key in source:
-                    ref = source[key]
-                    values = self._all_values(kind, pod["namespace"], ref["name"], data, ref.get("optional", False))
-                    defined.update({prefix + k: v for k, v in values.items()})
-        for item in container.get("env") or []:
-            name = item["name"]
-            if "valueFrom" in item:
-                value = self._value_from(item["valueFrom"], container, pod, data)
-                if value is None:
-                    continue
-                defined[name] = value
-            else:
-                defined[name] = _expand(str(item.get("value", "")), defined)
-        env = self.base_env()
-        env.update(defined)
-        env.update(operator_env)
-        env.update(self.override_env)
-        return env
-
-    def _value_from(self, source: Mapping[str, Any], container: Mapping[str, Any], pod: Mapping[str, Any],
-                    data: dict[str, dict[str, dict[str, str]]]) -> str | None:
-        for kind, key in (("Secret", "secretKeyRef"), ("ConfigMap", "configMapKeyRef")):
-            if key in source:
-                ref = source[key]
-                return self._value(kind, pod["namespace"], ref["name"], ref["key"], data, ref.get("optional", False))
-        if "fieldRef" in source:
-            path = source["fieldRef"]["fieldPath"]
-            match = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
-            if match:
-                return pod[match.group(1)].get(match.group(2), "")
-            fields = {"metadata.name": pod["name"], "metadata.namespace": pod["namespace"],
-                      "spec.nodeName": socket.gethostname(), "spec.serviceAccountName": pod["service_account"],
-                      "status.podIP": "127.0.0.1", "status.hostIP": "127.0.0.1"}
-            if path not in fields:
-                raise ConfigError(f"fieldRef {path} is not available locally")
-            return fields[path]
-        if "resourceFieldRef" in source:
-            resource = source["resourceFieldRef"]["resource"]
-            section, _, name = resource.partition(".")
-            value = str(((container.get("resources") or {}).get(section) or {}).get(name, "0"))
-            return value
-        raise ConfigError(f"unsupported valueFrom {sorted(source)}")
-
-    def _folder(self, kind: str, namespace: str, name: str) -> Path:
-        """Per project: a job reads only its own namespace's secrets and configmaps."""
-        if not SECRET_NAME.fullmatch(name):
-            raise ConfigError(f"invalid {kind.lower()} name {name!r}")
-        return self.workdir / ("secrets" if kind == "Secret" else "configmaps") / namespace / name
-
-    def _value(self, kind: str, namespace: str, name: str, key: str, data: dict[str, dict[str, dict[str, str]]],
-               optional: bool) -> str | None:
-        if key in data[kind].get(name, {}):
-            return data[kind][name][key]
-        if not SECRET_KEY.fullmatch(key) or key in (".", ".."):
-            raise ConfigError(f"invalid {kind.lower()} key {key!r}")
-        path = self._folder(kind, namespace, name) / key
-        try:
-            value = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            if optional:
-                return None
-            raise ConfigError(f"{kind.lower()} {name!r} key {key!r} not found: create the file {path}") from None
-        return value[:-1] if value.endswith("\n") else value  # `echo token > file` leaves a newline
-
-    def _all_values(self, kind: str, namespace: str, name: str, data: dict[str, dict[str, dict[str, str]]],
-                    optional: bool) -> dict[str, str]:
-        if name in data[kind]:
-            return dict(data[kind][name])
-        folder = self._folder(kind, namespace, name)
-        if not folder.is_dir():
-            if optional:
-                return {}
-            raise ConfigError(f"{kind.lower()} {name!r} not found: create the folder {folder} (one file per key)")
-        return {p.name: self._value(kind, namespace, name, p.name, data, False) or ""
-                for p in sorted(folder.iterdir()) if p.is_file() and SECRET_KEY.fullmatch(p.name)}
-
     def _importable(self, module: str, env: Mapping[str, str]) -> bool:
         try:
             # Found, not imported: importing JupyterLab costs a second or more of CPU at every start.
@@ -492,122 +389,9 @@ class Planner:
         return out
 
 
-class EntryMap:
-    """Container paths -> host paths, from the ``COPY``/``ADD`` lines of a template's Dockerfile.
-
-    ``COPY main.py /app/main.py`` makes ``/app/main.py`` mean ``<catalog>/<template>/main.py``.
-    """
-
-    def __init__(self, folder: Path | None):
-        self.folder = folder if folder is not None and folder.is_dir() else None
-        self.files: dict[str, Path] = {}
-        self.dirs: dict[str, Path] = {}
-        dockerfile = self.folder / "Dockerfile" if self.folder else None
-        if self.folder is not None and dockerfile is not None and dockerfile.is_file():
-            self._parse(self.folder, dockerfile.read_text(encoding="utf-8"))
-
-    def _parse(self, folder: Path, text: str) -> None:
-        workdir = "/"
-        for line in re.sub(r"\\\n", " ", text).splitlines():
-            words = line.strip().split(None, 1)
-            if len(words) < 2 or words[0].startswith("#"):
-                continue
-            instruction, rest = words[0].upper(), words[1].strip()
-            if instruction == "WORKDIR":
-                workdir = os.path.normpath(os.path.join(workdir, rest))
-            elif instruction in ("COPY", "ADD"):
-                try:
-                    tokens = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
-                except ValueError:
-                    continue
-                flags = [t for t in tokens if t.startswith("--")]
-                tokens = [t for t in tokens if not t.startswith("--")]
-                if any(f.startswith("--from") for f in flags) or len(tokens) < 2:
-                    continue  # multi-stage copies come from another image
-                *sources, dest = tokens
-                dest_abs = os.path.normpath(os.path.join(workdir, dest))
-                for source in sources:
-                    host = (folder / source).resolve()
-                    if not str(host).startswith(str(folder.resolve())) or "://" in source:
-                        continue
-                    if host.is_dir():
-                        self.dirs[dest_abs] = host
-                    elif host.is_file():
-                        target = dest_abs if len(sources) == 1 and not dest.endswith("/") \
-                            else os.path.join(dest_abs, os.path.basename(source))
-                        self.files[target] = host
-
-    def map(self, token: str) -> str:
-        if token in self.files:
-            return str(self.files[token])
-        for container_dir, host in self.dirs.items():
-            if token == container_dir or token.startswith(container_dir.rstrip("/") + "/"):
-                return str(host / os.path.relpath(token, container_dir))
-        return token
-
-
 def _object_ref(obj: Mapping[str, Any], namespace: str) -> ObjectRef:
     meta = obj["metadata"]
     return ObjectRef(obj.get("apiVersion", ""), obj["kind"], meta.get("namespace") or namespace, meta["name"])
-
-
-def _object_data(obj: Mapping[str, Any]) -> dict[str, str]:
-    import base64
-
-    out = {}
-    for key, value in (obj.get("data") or {}).items():
-        out[key] = base64.b64decode(value).decode("utf-8", "replace") if obj["kind"] == "Secret" else str(value)
-    out.update({k: str(v) for k, v in (obj.get("stringData") or {}).items()})
-    return out
-
-
-def _expand(text: str, env: Mapping[str, str]) -> str:
-    """Kubernetes ``$(VAR)`` expansion: defined variables only; ``$$`` escapes a ``$``."""
-    def sub(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return env.get(match.group(1), match.group(0))
-    return ENV_REF.sub(sub, text)
-
-
-def _remap_ports(argv: list[str], env: dict[str, str], remap: Mapping[int, int]) -> tuple[list[str], dict[str, str]]:
-    """No network namespace locally: a server told to listen on its containerPort (``--port 8080``,
-    ``--port=8080`` or a ``*PORT*`` env var) listens on the host port chosen for it instead."""
-    out = list(argv)
-    for index, token in enumerate(out):
-        flag, eq, value = token.partition("=")
-        if eq and "port" in flag.lower() and value.isdigit() and int(value) in remap:
-            out[index] = f"{flag}={remap[int(value)]}"
-        elif index > 0 and token.isdigit() and int(token) in remap and argv[index - 1].startswith("-") \
-                and "=" not in argv[index - 1] and "port" in argv[index - 1].lower():
-            out[index] = str(remap[int(token)])
-    env = {k: (str(remap[int(v)]) if "PORT" in k.upper() and v.isdigit() and int(v) in remap else v)
-           for k, v in env.items()}
-    return out, env
-
-
-def _readiness(container: Mapping[str, Any], remap: Mapping[int, int]) -> dict[str, Any] | None:
-    probe = container.get("readinessProbe") or {}
-    named = {p.get("name"): int(p["containerPort"]) for p in container.get("ports") or [] if "containerPort" in p}
-
-    def host_port(port: Any) -> int | None:
-        number = named.get(port) if isinstance(port, str) and not port.isdigit() else int(port)
-        return remap.get(number, number) if number is not None else None
-
-    if "httpGet" in probe:
-        return {"type": "http", "port": host_port(probe["httpGet"].get("port")),
-                "path": probe["httpGet"].get("path", "/")}
-    if "tcpSocket" in probe:
-        return {"type": "tcp", "port": host_port(probe["tcpSocket"].get("port"))}
-    return None  # ready as soon as the process runs
-
-
-def _missing_paths(argv: list[str]) -> list[str]:
-    """``python /app/main.py``: the script must exist on the host after mapping."""
-    if len(argv) >= 2 and PYTHON_NAME.fullmatch(os.path.basename(argv[0])) and argv[1].startswith("/") \
-            and not os.path.exists(argv[1]):
-        return [argv[1]]
-    return []
 
 
 def _success_replicas(kind: str, replicas: list[dict[str, Any]]) -> list[str]:

@@ -19,19 +19,19 @@
 
 Being a separate process, it outlives the worker that submitted the job: a restarted worker
 reads the same files and still answers status / logs / cancel.
+
+This module runs the job (starting, restarting and stopping replicas, GPUs, probes, the state file);
+``pump.py`` relays the replicas' output into their logs, ``replicas.py`` holds one replica's record and
+what its exit and probes mean, ``replica_metrics.py`` samples its processes into ``metrics.jsonl``.
 """
 from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,9 @@ from . import events
 from .gpu import GpuDevice, GpuPool, GpuSampler
 from .logfiles import ReplicaLog
 from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
+from .pump import Pump
+from .replica_metrics import ReplicaMetrics
+from .replicas import FailedStart, Replica, container_exit_code, failure_reason, http_ok, tcp_open
 from .sandbox import wrap
 
 META = ".myapp"
@@ -49,107 +52,7 @@ SETTLE_SECONDS = 1.0
 METRICS_RETRY_SECONDS = 0.5
 
 
-class Pump(threading.Thread):
-    """One thread relaying every replica pipe into its log file (selector over all fds)."""
-
-    def __init__(self) -> None:
-        super().__init__(name="log-pump", daemon=True)
-        self._sel = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = os.pipe()
-        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
-        self._lock = threading.Lock()
-        self._pending: list[tuple[int, ReplicaLog, str]] = []
-        self._open: set[int] = set()
-        self._stopping = False
-
-    def add(self, fd: int, log: ReplicaLog, stream: str) -> None:
-        log.streams(+1)
-        with self._lock:
-            self._pending.append((fd, log, stream))
-            self._open.add(fd)
-        os.write(self._wake_w, b"x")
-
-    def open_count(self) -> int:
-        with self._lock:
-            return len(self._open)
-
-    def close(self, timeout: float) -> None:
-        """Let open pipes drain until EOF (at most ``timeout`` seconds), then stop."""
-        deadline = time.monotonic() + timeout
-        while self.open_count() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        self._stopping = True
-        os.write(self._wake_w, b"x")
-        self.join(timeout=5)
-
-    def _drop(self, fd: int, log: ReplicaLog, stream: str) -> None:
-        self._sel.unregister(fd)
-        os.set_blocking(fd, False)
-        try:  # whatever is still buffered in the pipe
-            while data := os.read(fd, 1 << 16):
-                log.feed(fd, stream, data, time.time())
-        except OSError:
-            pass
-        os.close(fd)
-        log.eof(fd, stream, time.time())
-        log.streams(-1)
-        with self._lock:
-            self._open.discard(fd)
-
-    def run(self) -> None:
-        while True:
-            events = self._sel.select(timeout=0.5)
-            touched: set[ReplicaLog] = set()
-            for key, _ in events:
-                if key.data is None:
-                    os.read(self._wake_r, 4096)
-                    with self._lock:
-                        pending, self._pending = self._pending, []
-                    for fd, log, stream in pending:
-                        self._sel.register(fd, selectors.EVENT_READ, (log, stream))
-                    continue
-                log, stream = key.data
-                try:
-                    data = os.read(key.fd, 1 << 16)
-                except OSError:
-                    data = b""
-                if data:
-                    log.feed(key.fd, stream, data, time.time())
-                else:
-                    self._drop(key.fd, log, stream)
-                touched.add(log)
-            for log in touched:
-                log.flush()
-            if self._stopping:
-                for key in list(self._sel.get_map().values()):
-                    if key.data is not None:
-                        self._drop(key.fd, *key.data)
-                        key.data[0].flush()
-                return
-
-
-class Replica:
-    def __init__(self, spec: dict[str, Any], log: ReplicaLog):
-        self.spec = spec
-        self.name: str = spec["name"]
-        self.type: str = spec["type"]
-        self.log = log
-        self.phase = "pending"  # pending, running, backoff, succeeded, failed, stopped
-        self.stage = 0  # index into spec["containers"] (init containers first)
-        self.proc: subprocess.Popen | _Failed | None = None
-        self.ident: ProcessId | None = None
-        self.restarts = 0
-        self.backoff_steps = 0
-        self.exit_code: int | None = None
-        self.last_line = ""
-        self.started_at = 0.0
-        self.next_start = 0.0
-        self.ready = False
-        self.next_probe = 0.0
-        self.gpus: list[int] = []
-
-
-class Supervisor:
+class Supervisor(ReplicaMetrics):
     def __init__(self, jobdir: Path):
         self.jobdir = Path(jobdir)
         self.meta = self.jobdir / META
@@ -295,7 +198,7 @@ class Supervisor:
         replica.ready = False
         replica.next_probe = 0.0
         if proc is None:
-            replica.proc, replica.ident = _Failed(128), None
+            replica.proc, replica.ident = FailedStart(128), None
             replica.phase = "running"
             return
         replica.proc = proc
@@ -308,7 +211,7 @@ class Supervisor:
 
     def on_exit(self, replica: Replica, code: int) -> str | None:
         """A container ended: next init stage, restart, success or a fatal failure (returned)."""
-        code = _container_exit_code(code)
+        code = container_exit_code(code)
         container = replica.spec["containers"][replica.stage]
         ran = time.time() - replica.started_at
         self._forget_process(replica, code)
@@ -323,7 +226,7 @@ class Supervisor:
         retryable = self._retryable(replica, code)
         if code != 0 and (not retryable or self._backoff_exhausted()):
             replica.phase = "failed"
-            return _failure_reason(replica, code, limit_reached=retryable)
+            return failure_reason(replica, code, limit_reached=retryable)
         if code != 0:
             self.failures += 1
         self._schedule_restart(replica, container, code, ran)
@@ -394,9 +297,9 @@ class Supervisor:
             if ready is None:
                 replica.ready = True
             elif ready["type"] == "tcp":
-                replica.ready = _tcp_open(ready["port"])
+                replica.ready = tcp_open(ready["port"])
             else:
-                replica.ready = _http_ok(ready["port"], ready.get("path", "/"))
+                replica.ready = http_ok(ready["port"], ready.get("path", "/"))
 
     def finish(self, state: str, reason: str, exit_code: int | None = None) -> int:
         grace = self.settings["grace_period"]
@@ -414,7 +317,7 @@ class Supervisor:
         for replica in self.replicas:
             if replica.proc is not None:
                 try:
-                    replica.exit_code = _container_exit_code(replica.proc.wait(timeout=5))
+                    replica.exit_code = container_exit_code(replica.proc.wait(timeout=5))
                 except subprocess.TimeoutExpired:
                     pass
                 replica.proc, replica.ident = None, None
@@ -445,80 +348,6 @@ class Supervisor:
                     os.waitpid(child.pid, os.WNOHANG)
             except (psutil.Error, ChildProcessError):
                 continue
-
-    # -- metrics ------------------------------------------------------------------------------
-    def sample_metrics(self, now: float) -> int:
-        """Append one row per replica with live processes to metrics.jsonl; return how many."""
-        trees: dict[str, list[psutil.Process]] = {}
-        try:
-            me = psutil.Process()
-            for proc in me.children(recursive=True):
-                replica = self._owner_of(proc, me.pid)
-                if replica is not None and not self._is_wrapper(proc, replica):
-                    trees.setdefault(replica.name, []).append(proc)
-        except psutil.Error:
-            return 0
-        # CPU rates are per second of the time since the previous sample (retries come sooner).
-        window = max(now - self.sampled_at, 1e-3) if self.sampled_at else self.settings["metrics_interval"]
-        self.sampled_at = now
-        seen: dict[tuple[int, float], float] = {}
-        rows = []
-        for replica in self.replicas:
-            procs = trees.get(replica.name)
-            if not procs:
-                continue
-            cpu, memory = 0.0, 0
-            for proc in procs:
-                try:
-                    with proc.oneshot():
-                        times = proc.cpu_times()
-                        total = times.user + times.system
-                        created = proc.create_time()
-                        memory += proc.memory_info().rss
-                except psutil.Error:
-                    continue
-                key = (proc.pid, created)
-                seen[key] = total
-                if key in self.cpu_seen:
-                    cpu += (total - self.cpu_seen[key]) / window
-                else:  # new since the last sample: its average rate over its life (or the window)
-                    cpu += total / max(min(now - created, window), 1e-3)
-            gpu_util = gpu_memory = None
-            if self.gpu_sampler is not None and replica.gpus:
-                gpu_util, gpu_memory = self.gpu_sampler.sample(replica.gpus, {p.pid for p in procs})
-            rows.append({"timestamp": now, "replica": replica.name, "cpu_cores": round(max(cpu, 0.0), 4),
-                         "memory_bytes": memory, "gpu_utilization": gpu_util, "gpu_memory_bytes": gpu_memory})
-        self.cpu_seen = seen
-        if rows:
-            with open(self.meta / "metrics.jsonl", "a", encoding="utf-8") as fh:
-                fh.write("".join(json.dumps(row) + "\n" for row in rows))
-        return len(rows)
-
-    def _is_wrapper(self, proc: psutil.Process, replica: Replica) -> bool:
-        """bwrap outside the sandbox (the replica's leader) and bwrap as its PID 1: not the job's
-        own use of CPU and memory."""
-        if self.sandbox is None or replica.ident is None:
-            return False
-        try:
-            return proc.pid == replica.ident.pid or proc.ppid() == replica.ident.pid
-        except psutil.Error:
-            return True
-
-    def _owner_of(self, proc: psutil.Process, me: int) -> Replica | None:
-        """The replica a descendant belongs to: the replica leader among its ancestors, else its
-        session (a process orphaned to us keeps the session of the replica that started it)."""
-        try:
-            current = proc
-            while True:
-                if current.pid in self.by_leader:
-                    return self.by_leader[current.pid]
-                parent = current.ppid()
-                if parent == me or parent <= 1:
-                    break
-                current = psutil.Process(parent)
-            return self.by_leader.get(os.getsid(proc.pid))
-        except (psutil.Error, OSError):
-            return None
 
     # -- state --------------------------------------------------------------------------------
     def current_state(self) -> tuple[str, str]:
@@ -568,52 +397,6 @@ def announce(spec: dict[str, Any], state: str) -> None:
         events.announce(Path(target["folder"]), target["run"], spec["job_name"], state)
     except OSError as exc:
         print(f"cannot write the event marker: {exc}", file=sys.stderr, flush=True)
-
-
-def _container_exit_code(code: int) -> int:
-    """Killed by signal N: reported as 128+N, like a container runtime."""
-    return 128 - code if code < 0 else code
-
-
-def _failure_reason(replica: Replica, code: int, limit_reached: bool) -> str:
-    prefix = "BackoffLimitExceeded: " if limit_reached else ""
-    restarts = f" after {replica.restarts} restart{'s' if replica.restarts != 1 else ''}" if replica.restarts else ""
-    last = f": {replica.last_line}" if replica.last_line else ""
-    return f"{prefix}{replica.name} exited with code {code}{restarts}{last}"
-
-
-class _Failed:
-    """Stands in for a Popen whose exec failed (command not found): exits at once with ``code``."""
-
-    def __init__(self, code: int):
-        self.code = code
-        self.pid = -1
-
-    def poll(self) -> int:
-        return self.code
-
-    def wait(self, timeout: float | None = None) -> int:
-        return self.code
-
-
-def _tcp_open(port: int | None) -> bool:
-    if not port:
-        return False
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def _http_ok(port: int | None, path: str) -> bool:
-    if not port:
-        return False
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=0.5) as response:
-            return 200 <= response.status < 400
-    except Exception:  # any failure means not ready
-        return False
 
 
 def main(argv: list[str] | None = None) -> int:

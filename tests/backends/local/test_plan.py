@@ -6,7 +6,9 @@ import sys
 import pytest
 
 from myapp.backends.base import BackendError, UnsupportedKind
-from myapp.backends.local.plan import EntryMap, Planner, _expand, _remap_ports
+from myapp.backends.local.commands import EntryMap, remap_ports
+from myapp.backends.local.container_env import expand
+from myapp.backends.local.plan import Planner
 from myapp.rendering.catalog import catalog_root
 from tests.backends.local.support import make_ctx, render_template, workload
 
@@ -63,8 +65,8 @@ def test_plan_of_deploy_service_remaps_the_port(tmp_path):
 
 
 def test_expand_and_remap_helpers():
-    assert _expand("$(A)-$(B)-$$(A)-$(A", {"A": "1"}) == "1-$(B)-$(A)-$(A"
-    argv, env = _remap_ports(["srv", "--port", "8080", "--metrics-port=9090", "8080"],
+    assert expand("$(A)-$(B)-$$(A)-$(A", {"A": "1"}) == "1-$(B)-$(A)-$(A"
+    argv, env = remap_ports(["srv", "--port", "8080", "--metrics-port=9090", "8080"],
                              {"PORT": "8080", "OTHER": "8080"}, {8080: 1234, 9090: 4321})
     assert argv == ["srv", "--port", "1234", "--metrics-port=4321", "8080"]
     assert env == {"PORT": "1234", "OTHER": "8080"}

@@ -1,6 +1,6 @@
 // Create or edit a cluster; its kind is fixed once created (the server refuses a change).
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import type { Cluster, ClusterBody, ClusterKind, ServingEngine } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";

@@ -1,7 +1,7 @@
 // Limits admins set: platform-wide (backfill length, minimum schedule interval; empty = the config's
 // default) and each project's limit of runs running at once (empty = none; runs beyond it wait queued).
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { useAsync } from "../../lib/useAsync";

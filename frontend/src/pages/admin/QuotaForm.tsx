@@ -1,6 +1,6 @@
 // Create or edit a quota: what one project may use of one resource group; the pair is fixed once created.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import type { Project, Quota, QuotaBody, ResourceGroup } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";

@@ -1,4 +1,4 @@
-import { listAll } from "../../api";
+import { listAll } from "../../api/client";
 import { ErrorBanner } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";

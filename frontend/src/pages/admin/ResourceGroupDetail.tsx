@@ -1,7 +1,7 @@
 // One resource group now: capacity and use, each project's quota, use and borrowing, what runs where and
 // the queue with each attempt's reason and position. Asks the server again every few seconds.
 import { useEffect, useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";

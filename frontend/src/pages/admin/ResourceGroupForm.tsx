@@ -1,6 +1,6 @@
 // Create or edit a resource group: capacity as Kubernetes quantities, placement on nodes, Volcano queue.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import type { Cluster, ResourceGroup, ResourceGroupBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";

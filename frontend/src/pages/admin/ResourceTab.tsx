@@ -1,6 +1,6 @@
 // One admin resource: its table, a create/edit dialog, and delete behind a confirmation.
 import { useState, type ReactNode } from "react";
-import { api, listAll } from "../../api";
+import { api, listAll } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { ConfirmDialog } from "../../components/Dialog";

@@ -1,7 +1,7 @@
 // The scheduling simulator: replay a bundled trace through two policies on the server, compare their
 // figures side by side and plot utilization, waiting jobs and JCT over the trace's time.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { SimulateBody, Simulation, SimulatorTraces } from "../../types";

@@ -1,6 +1,6 @@
 // Capacity against use per resource group, and each project's quota against its use; refreshed every 10 s.
 import { useEffect } from "react";
-import { api, listAll } from "../../api";
+import { api, listAll } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { Cluster, UsageReport } from "../../types";

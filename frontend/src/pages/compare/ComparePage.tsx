@@ -1,6 +1,6 @@
 // Several runs of one pipeline side by side: parameters, state and duration, the last value of every
 // metric the tasks reported, and one chart per metric with a line per run (/pipelines/:id/compare?runs=1,2).
-import { api, listAll } from "../../api";
+import { api, listAll } from "../../api/client";
 import { ErrorBanner, Loading, PageHeader, StateBadge } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link, useLocation } from "../../router";

@@ -3,7 +3,7 @@
 // stable so the palette, canvas and nodes skip re-rendering while the form is typed into.
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { useReactFlow } from "@xyflow/react";
-import { api, ApiError, describeError } from "../../api";
+import { api, ApiError, describeError } from "../../api/client";
 import { NODE_HEIGHT, NODE_WIDTH } from "../../lib/layout";
 import { useLatest } from "../../lib/useLatest";
 import { Link, navigate } from "../../router";

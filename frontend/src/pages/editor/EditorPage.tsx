@@ -2,7 +2,7 @@
 // hands them to the editor. A reload (after a YAML import) starts a fresh editor.
 import { useRef } from "react";
 import { ReactFlowProvider } from "@xyflow/react";
-import { api, ApiError, listAll } from "../../api";
+import { api, ApiError, listAll } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";

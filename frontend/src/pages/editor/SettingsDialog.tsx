@@ -1,7 +1,7 @@
 // Pipeline settings (schedule, concurrency, parameters, webhook), saved on their own with
 // PUT /api/v1/pipeline/{id}: they are not part of the graph, so not of its undo history.
 import { useState, type FormEvent } from "react";
-import { api, ApiError } from "../../api";
+import { api, ApiError } from "../../api/client";
 import { ErrorBanner } from "../../components/ui";
 import type { ConcurrencyPolicy, Pipeline, PipelineBody, WebhookEvent, WebhookSecret } from "../../types";
 import { Dialog } from "../../components/Dialog";

@@ -1,7 +1,7 @@
 // The pipeline as YAML (GET …/export), with copy, and an edit mode that imports the text
 // (POST /api/v1/pipeline/import: creates or updates the pipeline the YAML names).
 import { useEffect, useRef, useState } from "react";
-import { api, ApiError } from "../../api";
+import { api, ApiError } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import type { Pipeline, PipelineExport, PipelineYamlBody } from "../../types";
 import { Dialog } from "../../components/Dialog";

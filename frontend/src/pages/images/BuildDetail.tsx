@@ -1,7 +1,7 @@
 // One build: its state and reason, its log (live over server-sent events while it runs, kept after) and
 // who uses the image (notebooks, job templates, pipeline tasks).
 import { useLayoutEffect, useRef, useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, formatTime } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { BuildLog, BuildLogLine, ImageBuild, ImageUsage } from "../../types";

@@ -2,7 +2,7 @@
 // and apt packages on Kubernetes), a Dockerfile (Kubernetes), or a snapshot of a notebook's packages.
 // The server checks every field again and names the one that is wrong.
 import { useState, type FormEvent } from "react";
-import { api, ApiError, listAll } from "../../api";
+import { api, ApiError, listAll } from "../../api/client";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { useAsync } from "../../lib/useAsync";
 import type { BuildSource, ImageBuild, Notebook, ResourceGroup } from "../../types";

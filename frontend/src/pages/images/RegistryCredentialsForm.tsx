@@ -2,7 +2,7 @@
 // them; every member sees whether they are set and for which registry. The password is sent, never shown
 // back: the server keeps it sealed and answers only {set, registry, updated_at}.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { formatTime } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";

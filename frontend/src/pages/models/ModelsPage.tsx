@@ -2,7 +2,7 @@
 // signature, metrics and the run that produced them; compare two versions; deploy one as a service
 // (a new one, or as a canary of the service already serving the model); upload a model file as a new version.
 import { useState } from "react";
-import { api, describeError, listAll } from "../../api";
+import { api, describeError, listAll } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
 import { ErrorBanner, Loading, PageHeader, formatTime } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";

@@ -1,7 +1,7 @@
 // A notebook's JupyterLab log (GET /api/v1/notebook/{id}/log: the running attempt's lines, or the archived
 // ones of the last attempt), refreshed while the dialog is open.
 import { useEffect, useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";

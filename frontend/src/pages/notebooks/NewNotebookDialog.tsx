@@ -2,7 +2,7 @@
 // resources, resource group, an optional existing volume. The server checks it all again (409 for a name
 // taken, 400 naming the field: an unknown image, resources over the template maximum or the quota).
 import { useState, type FormEvent } from "react";
-import { api, listAll } from "../../api";
+import { api, listAll } from "../../api/client";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { useAsync } from "../../lib/useAsync";

@@ -1,7 +1,7 @@
 // The selected project's notebooks (/ui/notebooks): live state with its reason and idle time, create,
 // open JupyterLab through the platform, start, stop, logs, delete. States come from polling the list
 // (fast while one is on its way somewhere); a worker does the work, the page only records intent.
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ConfirmDialog } from "../../components/Dialog";
 import { ResourceTable, type Column } from "../../components/ResourceTable";
 import { ErrorBanner, PageHeader } from "../../components/ui";

@@ -1,6 +1,6 @@
 // "Clone": copies tasks and edges under a new name; the copy starts paused (server rule).
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import type { CloneBody, Pipeline } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";

@@ -1,6 +1,6 @@
 // "Import YAML": the server parses and validates; every reason it gives is listed with its field path.
 import { useState, type ChangeEvent, type FormEvent } from "react";
-import { api, ApiError } from "../../api";
+import { api, ApiError } from "../../api/client";
 import { navigate } from "../../router";
 import type { Pipeline, PipelineYamlBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";

@@ -1,6 +1,6 @@
 // "New pipeline": name checked as a DNS label while typing; server reasons (e.g. 409) next to the field.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { navigate } from "../../router";
 import type { Pipeline, PipelineBody } from "../../types";
 import { Dialog, SubmitActions } from "../../components/Dialog";

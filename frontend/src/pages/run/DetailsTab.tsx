@@ -1,6 +1,6 @@
 // An attempt's facts, the list of attempts, and "run this task alone" (a debug run).
 import { useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, StateBadge } from "../../components/ui";
 import { navigate } from "../../router";
 import type { AttemptSummary, RunId, Task } from "../../types";

@@ -1,6 +1,6 @@
 // An attempt's aggregated logs, live: replica filter, search, follow-tail and download.
 import { useEffect, useState } from "react";
-import { api, qs } from "../../api";
+import { api, qs } from "../../api/client";
 import type { AttemptSummary, LogBatch, LogLine, StreamProblem, TaskLogs } from "../../types";
 import { useDebounced, useEventStream } from "./hooks";
 import { addReplicas, mergeLines, replicaColor } from "./logBuffer";

@@ -1,6 +1,6 @@
 // The Kubernetes objects an attempt submitted, one section per object, each copyable.
 import { useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { TaskRun } from "../../types";

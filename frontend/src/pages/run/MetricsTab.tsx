@@ -1,6 +1,6 @@
 // An attempt's CPU, memory and GPU use per replica, polled while it runs.
 import { useEffect } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { AttemptSummary, TaskMetrics } from "../../types";

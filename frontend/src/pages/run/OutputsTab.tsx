@@ -1,7 +1,7 @@
 // What an attempt wrote to MYAPP_OUTPUT_DIR: the files (download, preview of text, CSV, images) and the
 // metrics it reported in metrics.jsonl, charted over steps.
 import { useEffect, useState } from "react";
-import { api, qs } from "../../api";
+import { api, qs } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { AttemptSummary, OutputFile, TaskOutputs } from "../../types";

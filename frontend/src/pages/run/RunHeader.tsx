@@ -1,6 +1,6 @@
 // The run's title, facts and actions (cancel while it runs, retry once it has finished).
 import { useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, PageHeader, StateBadge } from "../../components/ui";
 import { Link, navigate } from "../../router";
 import { TERMINAL_RUN_STATES, type PipelineRun, type RunSnapshot } from "../../types";

@@ -1,6 +1,6 @@
 // The run view: the run's header and actions, its DAG with live task states, and the selected task's panel.
 import { useMemo, useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";

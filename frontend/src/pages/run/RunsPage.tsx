@@ -1,6 +1,6 @@
 // Run history: the project's runs (or one pipeline's), filtered and paged, refreshed while any is active.
 import { useMemo, useState } from "react";
-import { listAll } from "../../api";
+import { listAll } from "../../api/client";
 import { ResourceTable, type Column } from "../../components/ResourceTable";
 import { ErrorBanner, PageHeader, StateBadge } from "../../components/ui";
 import type { PollPolicy } from "../../hooks/polling";

@@ -3,7 +3,7 @@
 // requests/s, p95 latency and errors per version from its router, the sampled request logs, and a test
 // panel that sends a request built from the signature and shows the answer and the same call as curl.
 import { useEffect, useMemo, useState } from "react";
-import { api, getCsrfToken, listAll, qs } from "../../api";
+import { api, getCsrfToken, listAll, qs } from "../../api/client";
 import { ErrorBanner, Loading, PageHeader } from "../../components/ui";
 import type { PollPolicy } from "../../hooks/polling";
 import { useResourceList } from "../../hooks/useResourceList";

@@ -2,7 +2,7 @@
 // the attempts left from new addresses, the addresses they signed in from (never limited by the latter).
 // Clearing lets every address try again now; known addresses stay.
 import { useState } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
 import { ErrorBanner, formatTime, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";

@@ -1,6 +1,6 @@
 // Create a user: username, name, email, a password (set, or generated and shown once), the admin flag.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import type { NewUser, UserCreateBody } from "../../types";

@@ -1,6 +1,6 @@
 // Reset a user's password: the admin sets a new one, or the server generates one, shown once.
 import { useState, type FormEvent } from "react";
-import { api } from "../../api";
+import { api } from "../../api/client";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { UnplacedError, useSubmit } from "../../components/Field";
 import type { PasswordChanged, PasswordResetBody, User } from "../../types";

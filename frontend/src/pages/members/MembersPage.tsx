@@ -2,16 +2,16 @@
 // user by username, change roles and remove members; viewers and developers see the list read-only, with
 // the reason. The server decides (a project keeps its last owner: 409 naming `role`, shown on that row).
 import { useState, type FormEvent, type ReactNode } from "react";
-import { api, ApiError, describeError } from "../api";
-import { ConfirmDialog } from "../components/Dialog";
-import { Field, UnplacedError, useSubmit } from "../components/Field";
-import { ResourceTable, type Column } from "../components/ResourceTable";
-import { ErrorBanner, PageHeader } from "../components/ui";
-import { useAsync } from "../lib/useAsync";
-import { useProject, useSession } from "../session";
-import type { Member, MemberBody, MemberList, MemberRoleBody, ProjectRole } from "../types";
-import { isLastOwner, memberControls, ROLES, sortMembers, usernameProblem } from "./members/logic";
-import "./members/members.css";
+import { api, ApiError, describeError } from "../../api/client";
+import { ConfirmDialog } from "../../components/Dialog";
+import { Field, UnplacedError, useSubmit } from "../../components/Field";
+import { ResourceTable, type Column } from "../../components/ResourceTable";
+import { ErrorBanner, PageHeader } from "../../components/ui";
+import { useAsync } from "../../lib/useAsync";
+import { useProject, useSession } from "../../session";
+import type { Member, MemberBody, MemberList, MemberRoleBody, ProjectRole } from "../../types";
+import { isLastOwner, memberControls, ROLES, sortMembers, usernameProblem } from "./logic";
+import "./members.css";
 
 export default function MembersPage() {
   const project = useProject();

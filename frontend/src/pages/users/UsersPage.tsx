@@ -2,19 +2,19 @@
 // reset a password, the admin flag, see and clear sign-in limits. Generated passwords are shown once; typed
 // ones never shown back.
 import { useState, type ReactNode } from "react";
-import { api } from "../api";
-import { ConfirmDialog } from "../components/Dialog";
-import { ResourceTable, type Column } from "../components/ResourceTable";
-import { ErrorBanner, formatTime, PageHeader } from "../components/ui";
-import { useResourceList } from "../hooks/useResourceList";
-import { useRowActions } from "../hooks/useRowActions";
-import { useSession } from "../session";
-import type { User, UserUpdateBody } from "../types";
-import { LoginLimitsDialog } from "./users/LoginLimitsDialog";
-import { displayName, filterUsers, selfLocks } from "./users/logic";
-import { NewUserDialog } from "./users/NewUserDialog";
-import { PasswordDialog } from "./users/PasswordDialog";
-import "./users/users.css";
+import { api } from "../../api/client";
+import { ConfirmDialog } from "../../components/Dialog";
+import { ResourceTable, type Column } from "../../components/ResourceTable";
+import { ErrorBanner, formatTime, PageHeader } from "../../components/ui";
+import { useResourceList } from "../../hooks/useResourceList";
+import { useRowActions } from "../../hooks/useRowActions";
+import { useSession } from "../../session";
+import type { User, UserUpdateBody } from "../../types";
+import { LoginLimitsDialog } from "./LoginLimitsDialog";
+import { displayName, filterUsers, selfLocks } from "./logic";
+import { NewUserDialog } from "./NewUserDialog";
+import { PasswordDialog } from "./PasswordDialog";
+import "./users.css";
 
 const LIMITED_TITLE = "An address waits before its next sign-in attempt (failed passwords), or new addresses are held back";
 

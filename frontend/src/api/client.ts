@@ -1,6 +1,6 @@
 // The one way the UI talks to the server: JSON over fetch, same-origin session cookie,
 // CSRF token on writes, errors as ApiError carrying the server's {field, reason} list.
-import type { ErrorBody, FieldReason, Page } from "./types";
+import type { ErrorBody, FieldReason, Page } from "../types";
 
 export type { FieldReason };
 

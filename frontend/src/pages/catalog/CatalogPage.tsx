@@ -1,15 +1,15 @@
 // The catalog: job templates by category with search, one template's details, and the registered images.
 import { useMemo, useState } from "react";
-import { listAll } from "../api";
-import { ErrorBanner, Loading, PageHeader } from "../components/ui";
-import { useAsync } from "../lib/useAsync";
-import { navigate, useLocation } from "../router";
-import type { Image, JobTemplate } from "../types";
-import { ImageTable } from "./catalog/ImageTable";
-import { groupByCategory } from "./catalog/logic";
-import { TemplateCard } from "./catalog/TemplateCard";
-import { TemplateDetail } from "./catalog/TemplateDetail";
-import "./catalog/catalog.css";
+import { listAll } from "../../api/client";
+import { ErrorBanner, Loading, PageHeader } from "../../components/ui";
+import { useAsync } from "../../lib/useAsync";
+import { navigate, useLocation } from "../../router";
+import type { Image, JobTemplate } from "../../types";
+import { ImageTable } from "./ImageTable";
+import { groupByCategory } from "./logic";
+import { TemplateCard } from "./TemplateCard";
+import { TemplateDetail } from "./TemplateDetail";
+import "./catalog.css";
 
 export default function CatalogPage() {
   const { data, error, loading } = useAsync(

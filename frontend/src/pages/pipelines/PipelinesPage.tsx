@@ -1,20 +1,20 @@
 // The pipeline list of the selected project: search, last run, and create / import / clone / delete.
 // In the first bundle: keep imports light (no graph libraries).
 import { useMemo, useState, type ReactNode } from "react";
-import { api, list, listAll } from "../api";
-import { Pager } from "../components/ResourceTable";
-import { ErrorBanner, Loading, PageHeader } from "../components/ui";
-import { Link } from "../router";
-import { useProject } from "../session";
-import type { Pipeline, PipelineRun } from "../types";
-import { useAsync } from "../lib/useAsync";
-import { CloneDialog } from "./pipelines/CloneDialog";
-import { ConfirmDialog } from "../components/Dialog";
-import { ImportDialog } from "./pipelines/ImportDialog";
-import { NewPipelineDialog } from "./pipelines/NewPipelineDialog";
-import { PipelineTable } from "./pipelines/PipelineTable";
-import { cloneName, filterPipelines, newestRunByPipeline, pageOf } from "./pipelines/logic";
-import "./pipelines/pipelines.css";
+import { api, list, listAll } from "../../api/client";
+import { Pager } from "../../components/ResourceTable";
+import { ErrorBanner, Loading, PageHeader } from "../../components/ui";
+import { Link } from "../../router";
+import { useProject } from "../../session";
+import type { Pipeline, PipelineRun } from "../../types";
+import { useAsync } from "../../lib/useAsync";
+import { CloneDialog } from "./CloneDialog";
+import { ConfirmDialog } from "../../components/Dialog";
+import { ImportDialog } from "./ImportDialog";
+import { NewPipelineDialog } from "./NewPipelineDialog";
+import { PipelineTable } from "./PipelineTable";
+import { cloneName, filterPipelines, newestRunByPipeline, pageOf } from "./logic";
+import "./pipelines.css";
 
 type Open =
   | { kind: "new" }

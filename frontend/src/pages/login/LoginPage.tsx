@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
-import { describeError } from "../api";
-import { navigate, useLocation } from "../router";
-import { useSession } from "../session";
+import { describeError } from "../../api/client";
+import { navigate, useLocation } from "../../router";
+import { useSession } from "../../session";
 
 export function LoginPage() {
   const { login } = useSession();
