@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import logging
+import random
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +23,7 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
     class AppContextTask(Task):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             with app.app_context():
-                return self.run(*args, **kwargs)
+                return run_while_locked(self.name, lambda: self.run(*args, **kwargs))
 
     celery = Celery(app.import_name, task_cls=AppContextTask, set_as_current=default)
     celery.config_from_object(settings or app.config["CELERY"])
@@ -40,6 +42,23 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
     if app.config.get("MYAPP_ACTION_LANE", True):
         _LANES.add(celery)
     return celery
+
+
+def run_while_locked(name: str, run: Callable[[], Any]) -> Any:
+    """A task run again from the start, after a rollback, while SQLite says its database is locked (every
+    task is idempotent: a run cut short by the lock changed nothing); the last run's error is raised."""
+    from .extensions import LOCKED_PAUSE, LOCKED_TRIES, database_locked, db
+
+    for tries in range(1, LOCKED_TRIES + 1):
+        try:
+            return run()
+        except Exception as exc:
+            if not database_locked(exc) or tries == LOCKED_TRIES:
+                raise
+            db.session.rollback()
+            log.warning("task %s found the database locked: again (run %d of %d)", name, tries + 1, LOCKED_TRIES)
+        time.sleep(LOCKED_PAUSE * 2 ** (tries - 1) * (1 + random.random() / 2))
+    raise AssertionError("unreachable")
 
 
 # The apps whose beat watches Kubernetes clusters and whose workers run an ActionLane; the signals are

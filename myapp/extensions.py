@@ -3,6 +3,7 @@ from flask_appbuilder import AppBuilder
 from flask_appbuilder.models.sqla.base import SQLA
 from flask_caching import Cache
 from flask_wtf.csrf import CSRFProtect
+from sqlalchemy.exc import OperationalError
 
 from .shared.generations import Generations
 
@@ -12,3 +13,11 @@ cache = Cache()
 generations = Generations()  # what processes keep is checked against these (myapp/shared/generations.py)
 # Permissions are synced by `myapp init`, not on every web start (Superset does the same).
 appbuilder = AppBuilder(update_perms=False)
+
+LOCKED_TRIES = 4  # runs of a request or task that found SQLite locked, the first included
+LOCKED_PAUSE = 0.05  # seconds before the second run, doubled before each next one (plus up to half again)
+
+
+def database_locked(exc: BaseException) -> bool:
+    """SQLite's busy answer (its busy_timeout ran out); no other database says "database is locked"."""
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)

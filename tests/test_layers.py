@@ -70,7 +70,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "client": set(),  # the typed REST client users import: nothing of the server
     "extensions": {"shared"},  # db, appbuilder, cache, csrf; the generations every process checks
     "app": {"api", "auth", "celery_app", "config", "extensions", "inputs", "projects", "web"},
-    "celery_app": {"config", "shared", "tasks"},
+    "celery_app": {"config", "extensions", "shared", "tasks"},
     "tasks": {"admission", "backends", "extensions", "images", "models", "notebooks", "outputs", "pipelines",
               "serving", "shared"},
     "cli": {"api", "app", "backends", "errors", "models", "pipelines", "rendering", "scheduler", "setup_data"},

@@ -119,8 +119,29 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("X-Model-Version", VERSION)
         self.send_header("Content-Length", str(len(data)))
+        if self._body_unread():
+            # A kept-alive connection would read the body as the next request (the router reuses it for
+            # other callers): close it instead.
+            self.close_connection = True
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
+
+    def _body_unread(self) -> bool:
+        if getattr(self, "body_read", False):
+            return False
+        return bool(self.headers.get("Transfer-Encoding")) or self.headers.get("Content-Length", "0").strip() != "0"
+
+    def _read_body(self) -> bytes | None:
+        """The request's body (Content-Length only: the router always sends one); None after a 400."""
+        length = self.headers.get("Content-Length", "0").strip()
+        if self.headers.get("Transfer-Encoding") or not length.isdigit():
+            self._reply(400, {"message": "body: must come with a Content-Length",
+                              "errors": [{"field": "body", "reason": "must come with a Content-Length"}]})
+            return None
+        raw = self.rfile.read(int(length))
+        self.body_read = True
+        return raw
 
     def _allowed(self) -> bool:
         """The service's token, or 401 (and the connection closed: the body is left unread)."""
@@ -157,8 +178,10 @@ class Handler(BaseHTTPRequestHandler):
         if MODEL is None:
             self._reply(503, {"error": "model not loaded"})
             return
-        length = int(self.headers.get("Content-Length", "0"))
-        raw = self.raw = self.rfile.read(length)
+        raw = self._read_body()
+        if raw is None:
+            return
+        self.raw = raw
         try:
             instances = check_instances(json.loads(raw), SIGNATURE)
         except BadRequest as exc:

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ..auth.security import BEARER_VERIFIED
 from ..errors import DomainError
-from ..extensions import csrf, db
+from ..extensions import LOCKED_PAUSE, LOCKED_TRIES, csrf, database_locked, db
 from ..inputs.plain_data import MAX_DEPTH, NonFinite, problem
 from .errors import ApiError, domain_error, validation_error
 
@@ -43,14 +43,7 @@ def on_rollback(callback: Callable[[], None]) -> None:
     g.setdefault("_myapp_on_rollback", []).append(callback)
 
 
-LOCKED_TRIES = 4  # runs of a request whose write found SQLite locked, the first included
-LOCKED_PAUSE = 0.05  # seconds before the second run, doubled before each next one (plus up to half again)
 LOCKED_RETRY_AFTER = 2  # seconds a client is told to wait when every run found it locked
-
-
-def database_locked(exc: BaseException) -> bool:
-    """SQLite's busy answer (its busy_timeout ran out); no other database says "database is locked"."""
-    return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)
 
 
 def _rolled_back() -> None:

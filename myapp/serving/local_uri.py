@@ -46,6 +46,7 @@ def check(uri: str, project_id: int, namespace: str) -> None:
         run_project = db.session.scalar(sa.select(PipelineRun.project_id).where(PipelineRun.id == found[0]))
         if run_project != project_id:  # its server gets that attempt's folder from the project's outputs
             raise FieldError("uri", f"run {found[0]} is not a run of this project")
+        _no_links_in_outputs(path[len(outputs.MOUNT) + 1:], namespace)
         return
     data = local_workdir() / "data" / namespace
     where = f"a task's output ({outputs.MOUNT}/<run>/<task>/<attempt>/<file>) or a file in the project's data " \
@@ -69,3 +70,18 @@ def check(uri: str, project_id: int, namespace: str) -> None:
                                 "without links") from None
     except OSError as exc:
         raise FieldError("uri", f"cannot be read in the project's data folder: {exc.strerror}") from None
+
+
+def _no_links_in_outputs(relative: str, namespace: str) -> None:
+    """A task output kept on this machine must be a regular file reached without links (the attempt's folder
+    is its job's to write). One that is not here (on a cluster's claim or in an S3 store) is checked by
+    whoever serves it."""
+    try:
+        with Folder.open(local_workdir() / "outputs" / namespace) as folder, folder.open_file(relative):
+            pass
+    except FileNotFoundError:
+        return
+    except Refused:
+        raise FieldError("uri", f"the task output {relative} is not a regular file reached without links") from None
+    except OSError as exc:
+        raise FieldError("uri", f"the task output {relative} cannot be read: {exc.strerror}") from None

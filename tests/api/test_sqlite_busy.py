@@ -98,3 +98,16 @@ def test_an_upload_run_again_keeps_one_file(database, make_user, app):
     store = Path(app.config["INSTANCE_PATH"]) / "jobs" / "data" / project["namespace"] / "models" / "iris"
     assert [p.read_bytes() for p in store.rglob("*") if p.is_file()] == [b"model bytes"]
     assert Path(answer.get_json()["uri"]).read_bytes() == b"model bytes"
+
+
+def test_a_task_that_finds_the_database_locked_runs_again(database, app):
+    """Worker and beat tasks (here the heartbeat) are run again from the start as routes are: a busy
+    database is a pause in the worker's log, not a failed task."""
+    from myapp.tasks import heartbeat
+
+    host = unique("host")
+    with write_lock(database, release_after=0.5):
+        assert heartbeat(host)["beats"] == 1
+    with write_lock(database), pytest.raises(sa.exc.OperationalError, match="database is locked"):
+        heartbeat(host)  # locked through every run: the task fails as before, saying why
+    assert heartbeat(host)["beats"] == 2  # the failed runs changed nothing

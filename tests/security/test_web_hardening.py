@@ -162,6 +162,7 @@ def test_the_users_api_refuses_weak_passwords(admin, password, reason):
     ("{username}", "username"),
     ("{email}", "e-mail address"),
     ("{email}!", "e-mail address"),
+    ("{username}{username}123", "username"),
     ("{local}2024", "e-mail address"),
     ("Grace Hopperx", "name"),
     ("davedave1234", "repeats a short pattern"),

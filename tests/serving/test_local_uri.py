@@ -74,6 +74,12 @@ def test_links_a_job_planted_in_the_data_folder_are_not_followed(app, projects):
     assert "without links" in refused_naming_uri(owner, pid, str(mine / "linked.pt"))
     assert "without links" in refused_naming_uri(owner, pid, str(mine / "linked-folder" / "secret-model.pt"))
     assert "without links" in refused_naming_uri(owner, pid, str(mine / "real-folder" / "to-secret"))
+    attempt = mine.parent.parent / "outputs" / mine.name / str(projects["run"]) / "fit" / "1"
+    attempt.mkdir(parents=True)
+    (attempt / "model.pt").write_bytes(b"model")
+    (attempt / "to-secret").symlink_to(Path(app.config["INSTANCE_PATH"]) / "secret_key")
+    assert register(owner, pid, f"/myapp/outputs/{projects['run']}/fit/1/model.pt").status_code == 201
+    assert "without links" in refused_naming_uri(owner, pid, f"/myapp/outputs/{projects['run']}/fit/1/to-secret")
     os.mkfifo(mine / "pipe")  # not a regular file (and opening it must not hang)
     assert "not a regular file" in refused_naming_uri(owner, pid, str(mine / "pipe"))
     assert "not a regular file" in refused_naming_uri(owner, pid, str(mine / "real-folder"))

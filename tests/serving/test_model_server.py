@@ -88,3 +88,22 @@ def test_deeply_nested_json_is_a_400_naming_instances_not_a_dropped_connection(d
                 {"field": "instances", "reason": "is nested too deeply"}], answer
         conn.request("POST", "/predict", body=json.dumps({"instances": images[:1]}), headers=AUTH)
         assert conn.getresponse().status == 200  # the same connection still serves
+
+
+def test_an_answer_before_the_body_is_read_closes_the_connection(digits):
+    """A body left unread on a kept-alive connection would be read as the next request: a caller could
+    plant a request there and another caller (the router shares its connections) would get its answer."""
+    first, _, images, _ = digits
+    smuggled = b"GET /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+    with model_server(first, "v1") as url:
+        host, port = url.removeprefix("http://").split(":")
+        for path, headers in (("/v1/models/x:predict", AUTH), ("/predict", {}),
+                              ("/predict", {**AUTH, "Content-Length": "x"})):
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+            conn.request("POST", path, body=smuggled, headers={"Content-Length": str(len(smuggled)), **headers})
+            response = conn.getresponse()
+            response.read()
+            assert response.status in (400, 401, 404) and response.getheader("Connection") == "close", path
+            conn.request("POST", "/predict", body=json.dumps({"instances": images[:1]}), headers=AUTH)
+            answer = conn.getresponse()  # http.client reconnects after a close: a fresh, true answer
+            assert answer.status == 200 and "predictions" in json.loads(answer.read()), path
