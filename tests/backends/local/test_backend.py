@@ -242,6 +242,9 @@ def test_volcano_job_is_unsupported(backend):
 
 
 def test_mpijob_without_mpirun_is_unsupported(backend, monkeypatch):
+    from myapp.backends.local import sandbox
+
+    sandbox.detect()  # found (and kept) before `which` finds nothing: bubblewrap is not what this test removes
     monkeypatch.setattr("myapp.backends.local.plan.shutil.which", lambda *a, **k: None)
     with pytest.raises(UnsupportedKind, match="mpirun"):
         backend.submit(render_template("horovod-mpi"))

@@ -13,14 +13,17 @@ import urllib.request
 import pytest
 
 from myapp.backends.base import JobState
-from tests.backends.local.support import NAMESPACE, finished, render_template, running
+from tests.backends.local.support import NAMESPACE, finished, render_template, running, workload
 
 pytestmark = pytest.mark.slow  # real training and serving jobs
 
 
+TOKEN = "the-services-token"  # what the serving controller gives a model server from the service's Secret
+
+
 def post(url: str, body: dict) -> dict:
     request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json", "X-Router-Token": TOKEN})
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
 
@@ -46,6 +49,8 @@ def test_train_ddp_then_serve_the_model(backend):
 
     serve = render_template("deploy-service", {"service_name": "digits", "version": "v1",
                                                "model_path": str(model)}, task="serve")
+    container = workload(serve)["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("env", []).append({"name": "SERVING_TOKEN", "value": TOKEN})
     service = backend.submit(serve)
     status = running(backend, service, timeout=60)
     assert status.state is JobState.RUNNING, status.reason
