@@ -426,14 +426,22 @@ def test_the_backend_calls_exactly_the_table(double, k8s_backend, tmp_path):
 
 
 def test_the_web_reads_logs_and_metrics_only(double, k8s_backend):
-    """observation.py (the web's only way to a backend) calls logs(follow=False) and metrics(); run
-    those, and the requests are exactly WEB_CALLS."""
+    """observation.py (the web's only way to a backend) calls logs(follow=False), metrics(), recent_logs() and, on a
+    backend that reads its own files (local), log_source(); run those on Kubernetes, and the requests are
+    exactly WEB_CALLS."""
     tree = ast.parse((ROOT / "myapp" / "pipelines" / "observation.py").read_text())
+
+    def on_backend(receiver: ast.expr) -> bool:  # _backend(...).x, backend.x, self.backend.x
+        return (isinstance(receiver, ast.Call) and getattr(receiver.func, "id", "") == "_backend") \
+            or (isinstance(receiver, ast.Name) and receiver.id == "backend") \
+            or (isinstance(receiver, ast.Attribute) and receiver.attr == "backend")
+
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-             and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", "") == "_backend"]
-    assert sorted(c.func.attr for c in calls) == ["logs", "metrics"]
-    follow = [kw.value.value for c in calls if c.func.attr == "logs" for kw in c.keywords if kw.arg == "follow"]
-    assert follow == [False]
+             and on_backend(node.func.value)]
+    assert {c.func.attr for c in calls} == {"logs", "metrics", "log_source", "recent_logs"}  # the last: serving
+    logs = [c for c in calls if c.func.attr == "logs"]
+    follow = [kw.value.value for c in logs for kw in c.keywords if kw.arg == "follow"]
+    assert logs and follow == [False] * len(logs)
     objects = manifests("pytorch-ddp")
     ref = k8s_backend.submit(objects)
     add_pods(double, ref, objects)
