@@ -3,7 +3,7 @@ the project may borrow capacity the others leave idle, and a project that needs 
 from the borrowers by preemption (Kueue's cohorts: a resource group is one cohort).
 
 `policy.decide(..., ledger=Ledger(...))` asks the ledger before it places a job (`refuses`) and, when
-a job within its share does not fit, preempts borrowers for it (`policy._reclaim`). Units are those of
+a job within its share does not fit, preempts borrowers for it (`steps._reclaim`). Units are those of
 `model.py`: GPUs, CPU cores, memory bytes.
 """
 from __future__ import annotations
