@@ -20,7 +20,7 @@ from ..pipelines.notify import give_secret, secret_of
 from ..pipelines.scheduling import check_schedule
 from ..pipelines.tasks import PipelineSettingsSchema, TaskSettingsSchema, check_webhook, save_task, task_values
 from ..shared import reconcile_requests
-from .base import Ref, ResourceApi, column_names, to_json_value
+from .base import Ref, ResourceApi
 from .errors import ApiError, FieldError, domain_error
 from .responses import (
     GRAPH,
@@ -33,6 +33,7 @@ from .responses import (
     WEBHOOK_SECRET,
 )
 from .routing import json_body, on_commit, route
+from .rows import column_names, to_json_value
 from .scope import check_project, current_user
 
 

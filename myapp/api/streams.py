@@ -30,8 +30,8 @@ from ..extensions import db
 from ..models import PipelineRun, TaskRun
 from ..pipelines.observation import LogFilter, LogTail, line_json
 from ..shared.limits import SlotStore, slot_store
-from .base import to_json_value
 from .errors import ApiError
+from .rows import to_json_value
 from .scope import current_user
 
 STREAM_SECONDS = 30.0

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from myapp.api.base import ResourceApi, column_names
+from myapp.api.base import ResourceApi
 from myapp.api.raw_select import fetch_all
+from myapp.api.rows import column_names
 from myapp.extensions import appbuilder, db
 from myapp.models import TaskState
 from tests.support import TEST_DATABASE
