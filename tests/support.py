@@ -246,7 +246,7 @@ def stop_local_jobs(root: Path, timeout: float = 30.0) -> list[str]:
     must stop its own when the test is done. Returns the folders of the jobs it stopped."""
     import psutil
 
-    from myapp.backends.local.backend import META
+    from myapp.backends.local.job_folders import META
 
     root = Path(root).resolve()
     stopped = []

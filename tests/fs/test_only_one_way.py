@@ -19,6 +19,7 @@ NAMED = [
     "myapp/backends/local/commands.py", "myapp/backends/local/sandbox.py",
     "myapp/backends/local/supervisor.py", "myapp/backends/local/pump.py", "myapp/backends/local/replicas.py",
     "myapp/backends/local/replica_metrics.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
+    "myapp/backends/local/job_folders.py",
     "myapp/backends/logrecords.py", "myapp/pipelines/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
     "myapp/images/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
     "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py",
@@ -52,8 +53,8 @@ ALLOWED = {
         "secrets/, configmaps/: never in a sandbox"),
     ("myapp/backends/local/container_env.py", "ContainerEnv._all_values", ".iterdir"): "secrets/: never in a sandbox",
     ("myapp/backends/local/backend.py", "LocalBackend._job_lock", "open"): "workdir/<namespace>: the platform's",
-    ("myapp/backends/local/backend.py", "_private_dir", ".mkdir"): "the platform's own folders (0700)",
-    ("myapp/backends/local/backend.py", "_private_dir", "os.chmod"): "the platform's own folders (0700)",
+    ("myapp/backends/local/job_folders.py", "_private_dir", ".mkdir"): "the platform's own folders (0700)",
+    ("myapp/backends/local/job_folders.py", "_private_dir", "os.chmod"): "the platform's own folders (0700)",
     ("myapp/backends/local/commands.py", "EntryMap.__init__", ".read_text"): "the job-template catalog (source tree)",
     **{("myapp/backends/local/plan.py", "Planner._kernel_spec", call): (
         "a built environment: the platform's once built (images/builder.py takes it back), read-only to jobs")

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 from ...fs.beneath import Folder, Refused
-from ...outputs.declarations import MOUNT
 from ...rendering.contract import RUN_LABEL
 from ..base import (
     BackendError,
@@ -50,10 +49,10 @@ from ..logrecords import LogSource
 from . import events, logfiles, sandbox
 from .container_env import SECRET_KEY, SECRET_NAME
 from .gpu import GpuDevice, GpuPool, nvml_devices
+from .job_folders import META, JobFolders, _private_dir
 from .plan import NAMESPACE, RESERVED_NAMESPACES, VOLUME_KINDS, Planner, Settings
 from .procs import ProcessId, is_alive, process, read_json, terminate_groups, write_json
 
-META = ".myapp"
 TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
 TERMINAL = frozenset(s.value for s in TERMINAL_STATES)  # as written in state.json
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -61,7 +60,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 GpuSource = str | Sequence[GpuDevice] | Callable[[], Sequence[GpuDevice]]
 
 
-class LocalBackend:
+class LocalBackend(JobFolders):
     """Run manifests as processes on this machine. See docs/backends-local.md.
 
     ``gpus``: "auto" reads the devices through NVML (none without nvidia-ml-py / a driver), a
@@ -323,64 +322,6 @@ class LocalBackend:
             fcntl.flock(fh, fcntl.LOCK_EX)
             yield
 
-    def _sandbox(self, isolation: sandbox.Isolation, ref: JobRef, run: dict[str, Any]) -> dict[str, Any] | None:
-        """Makes the project's data folder, and returns the job's sandbox (None when isolation is
-        off): the project's uid owns the attempt and data folders; the control folder .myapp stays
-        the platform's, and hidden from the job."""
-        cwd, data = self.job_dir(ref), self.data_dir(ref.namespace)
-        _private_dir(data.parent)
-        uid = sandbox.project_uid(self.workdir / "uids.json", ref.namespace) if isolation.mode == sandbox.UID else None
-        # The data folder is the job's uid's: its claims' folders are made, chowned and linked by descriptor
-        # beneath it (a link it planted is refused, never followed to /etc or another project's folder).
-        with Folder.open(data, create=True) as folder:
-            if isolation.sandboxed:
-                folder.make_dirs("", 0o700, owner=uid, every=True)
-            for volume in run.get("volumes", []):  # claims: folders in the data folder, kept
-                folder.make_dirs(_beneath(Path(volume), data), 0o700, owner=uid, every=isolation.sandboxed)
-            for link, target in run.get("links", []):
-                folder.symlink(target, _beneath(Path(link), data))  # a name already there stays as it is
-        if isolation.sandboxed:
-            with Folder.open(cwd) as work:
-                work.make_dirs("", 0o700, owner=uid, every=True)
-        output = self._output_folder(ref, run, uid)
-        if not isolation.sandboxed:
-            if output is not None or run.get("outputs_read"):  # no sandbox to mount the volume: the host path
-                _rehome_outputs(run, str(self.outputs_dir(ref.namespace)))
-            return None
-        etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
-        outputs = None if output is None else (self.outputs_dir(ref.namespace), run["outputs_dir"])
-        read = self._read_outputs(ref, run, uid)
-        return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs, read_outputs=read,
-                            read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths,
-                                       *(Path(p) for p in run.get("environments", []))],
-                            hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
-
-    def _read_outputs(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> tuple[Path, list[str]] | None:
-        """The project's outputs folders a notebook or model server reads (the project's folder made
-        if no task wrote yet, owned like a task's, so that later outputs show up); None: none."""
-        folders = run.get("outputs_read") or []
-        if not folders:
-            return None
-        root = self.outputs_dir(ref.namespace)
-        _private_dir(root.parent)
-        made = not root.is_dir()
-        with Folder.open(root, create=True) as outputs:
-            if made and uid is not None:
-                outputs.chown("", uid, uid)
-            return root, [f for f in folders if outputs.is_dir(f)]  # a folder gone: nothing there to read
-
-    def _output_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
-        """Make the attempt's output folder when its pods mount one (myapp/outputs/declarations.py), owned by
-        the job."""
-        relative = run.get("outputs_dir")
-        if not relative:
-            return None
-        root = self.outputs_dir(ref.namespace)
-        _private_dir(root.parent)
-        with Folder.open(root, create=True) as outputs:
-            outputs.make_dirs(relative, 0o700, owner=uid, every=True)  # by descriptor: the folders are the job's
-        return root / relative
-
     def _spawn(self, ref: JobRef) -> None:
         meta = self._meta(ref)
         # Not the platform's environment (database URL, admin password, secret key): the supervisor
@@ -456,29 +397,3 @@ def _run_id(manifests: list[dict[str, Any]]) -> int | None:
         if value.isascii() and value.isdigit():
             return int(value)
     return None
-
-
-def _private_dir(path: Path) -> None:
-    """The platform's folders: nobody else may list or enter them."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_uid == os.geteuid():
-        os.chmod(path, 0o700)
-
-
-def _beneath(path: Path, data: Path) -> str:
-    """A planned path in the project's data folder, relative to it (PermanentBackendError elsewhere)."""
-    if data not in path.parents:
-        raise PermanentBackendError(f"{path} is not in the project's data folder {data}")
-    return path.relative_to(data).as_posix()
-
-
-def _rehome_outputs(run: dict[str, Any], host_root: str) -> None:
-    """Unsandboxed (the admin opted out of isolation): the outputs volume's paths in env and argv
-    point at the host folder, since nothing mounts it at its place in the job."""
-    def host(text: str) -> str:
-        return host_root + text[len(MOUNT):] if text == MOUNT else text.replace(MOUNT + "/", host_root + "/")
-
-    for replica in run["replicas"]:
-        for container in replica["containers"]:
-            container["argv"] = [host(a) for a in container["argv"]]
-            container["env"] = {k: host(v) for k, v in container["env"].items()}
