@@ -208,13 +208,16 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
     # The notebook proxy (myapp/notebooks/proxy.py) beside the web app; it proves itself to the web's
     # authz check with a key made fresh at every start. Notebooks, like jobs, outlive a stop.
     notebook_port = notebook_port or port + 1
+    log_level = os.environ.get("MYAPP_LOG_LEVEL", "warning")
     env.setdefault("MYAPP_NOTEBOOK_URL", f"http://{host}:{notebook_port}")
     env["MYAPP_NOTEBOOK_PROXY_KEY"] = secrets.token_urlsafe(32)
     commands = {
         "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind", f"{host}:{port}",
                 "--workers", str(web_workers), "myapp.wsgi:app"],
-        "worker": _celery_cmd("worker", "-l", "info", "--concurrency", str(WORKER_CONCURRENCY)),
-        "beat": _celery_cmd("beat", "-l", "info"),
+        # No banners, and what goes wrong rather than every task (MYAPP_LOG_LEVEL=info shows them): the
+        # console's first lines stay the platform's own, its URL among them.
+        "worker": _celery_cmd("--quiet", "worker", "-l", log_level, "--concurrency", str(WORKER_CONCURRENCY)),
+        "beat": _celery_cmd("--quiet", "beat", "-l", log_level),
         "notebook proxy": [sys.executable, "-m", "myapp.notebooks.proxy", "--web", f"http://{local_host}:{port}",
                            "--host", host, "--port", str(notebook_port)],
     }
