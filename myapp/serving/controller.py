@@ -32,11 +32,12 @@ import sqlalchemy as sa
 
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError, Status
 from ..extensions import db
-from ..models import Cluster, InferenceService, ModelVersion, Project, ServiceState, utcnow
+from ..models import InferenceService, ModelVersion, Project, ServiceState, utcnow
 from ..rendering import RenderError
 from . import manifests
 from .placement import service_cluster, service_engine
 from .router_client import RouterUnavailable, control, router_token
+from .specs import _mirrored, _server_status, _spec, _version_spec
 from .traffic import router_routes, wanted_versions
 
 log = logging.getLogger(__name__)
@@ -405,32 +406,6 @@ class ServingController:
         service.next_check_at = utcnow() + (SETTLED_CHECK if settled else FAILED_CHECK if p.failed
                                             else CONVERGING_CHECK)
         return settled or p.failed  # a failure waits for a change (or its timer), not for the next second
-
-
-def _mirrored(service: InferenceService) -> int | None:
-    """KServe: the shadow version needing its own InferenceService (one the split already weights does not)."""
-    shadow = service.shadow_version_id
-    weighted = {k for k, w in service.traffic.items() if w > 0}
-    return shadow if shadow is not None and str(shadow) not in weighted else None
-
-
-def _server_status(current: Status | None, label: str) -> dict:
-    if current is None:
-        return {"state": "pending", "reason": "", "url": None, "label": label}
-    return {"state": current.state.value, "reason": current.reason, "url": current.url, "label": label}
-
-
-def _spec(service: InferenceService, project: Project, cluster: Cluster | None = None) -> manifests.ServiceSpec:
-    return manifests.ServiceSpec(id=service.id, name=service.name, project=project.name, namespace=project.namespace,
-                                 service_account=project.service_account, min_replicas=service.min_replicas,
-                                 max_replicas=service.max_replicas, autoscale_metric=service.autoscale_metric,
-                                 autoscale_target=service.autoscale_target, resources=dict(service.resources or {}),
-                                 prometheus_url=(cluster.prometheus_url if cluster else None) or "")
-
-
-def _version_spec(row: ModelVersion) -> manifests.VersionSpec:
-    return manifests.VersionSpec(id=row.id, version=row.version, framework=row.framework, uri=row.uri,
-                                 signature=dict(row.signature or {}), image=row.image)
 
 
 def release(item: dict, backend: Backend, archive: LogArchive | None) -> None:

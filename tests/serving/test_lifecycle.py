@@ -169,13 +169,12 @@ def test_deploy_canary_promote_readopt_and_delete_leave_nothing_behind(app, setu
 
     # A worker that died between a submit and its commit: the key says "submitting", the job runs.
     from myapp.models import ModelVersion
-    from myapp.serving import controller as serving
-    from myapp.serving import manifests
+    from myapp.serving import manifests, specs
 
     with app.app_context():
         svc = db.session.get(InferenceService, service_id)
-        stray = backend.submit(manifests.model_server(serving._spec(svc, svc_project(svc)),
-                                                      serving._version_spec(db.session.get(ModelVersion, first))))
+        stray = backend.submit(manifests.model_server(specs._spec(svc, svc_project(svc)),
+                                                      specs._version_spec(db.session.get(ModelVersion, first))))
         svc.jobs = {**svc.jobs, f"v{first}": {"submitting": True}}
         db.session.commit()
     settle(app, controller(), service_id)

@@ -12,7 +12,7 @@ def test_a_deleted_projects_services_are_stopped(app, user, monkeypatch, tmp_pat
     import myapp.api.pipelines
     from myapp.extensions import db
     from myapp.models import InferenceService, ModelVersion, Project
-    from myapp.serving import controller, manifests
+    from myapp.serving import controller, manifests, specs
 
     sent: list[tuple] = []
     monkeypatch.setattr(myapp.api.pipelines, "enqueue", lambda name, *args, **_: sent.append((name, *args)))
@@ -24,8 +24,8 @@ def test_a_deleted_projects_services_are_stopped(app, user, monkeypatch, tmp_pat
     backend = FakeBackend(script={"svc-v1": ["hang"], "svc-router": ["hang"]})
     with app.app_context():  # what a worker's passes would have started
         row = db.session.get(InferenceService, service["id"])
-        spec = controller._spec(row, db.session.get(Project, project["id"]))
-        server = backend.submit(manifests.model_server(spec, controller._version_spec(
+        spec = specs._spec(row, db.session.get(Project, project["id"]))
+        server = backend.submit(manifests.model_server(spec, specs._version_spec(
             db.session.get(ModelVersion, version["id"]))))
         router = backend.submit(manifests.router(spec))
         row.jobs = {f"v{version['id']}": server.as_dict(), "router": router.as_dict()}
