@@ -49,7 +49,8 @@ BACKEND_CODE: dict[str, tuple[str, ...]] = {
 # The platform's own processes end to end, on PostgreSQL + Redis, and the fuzz run (it found a 500 only
 # PostgreSQL gives): not tied to one module, marked all the same.
 WHOLE_PLATFORM = ("tests/test_example_pipeline.py", "tests/test_remote_cli.py", "tests/test_fuzz_api.py",
-                  "tests/auth/test_run_tokens.py", "tests/security/test_job_isolation.py",
+                  "tests/auth/test_run_tokens.py", "tests/auth/test_run_token_reach.py",
+                  "tests/security/test_job_isolation.py",
                   "tests/notebooks/test_restart.py")
 
 BACKEND_MODULES = frozenset({"redis", "kombu", "shared_limits", "broker"})  # importing one uses a backend's own path
