@@ -302,8 +302,8 @@ def _backfill(ctx: Context, order: Callable[[], list[Run]], defrag: bool = False
     expected to end before it starts."""
     plan, decision = ctx.plan, ctx.decision
     sizes = _sizes(ctx.waiting)
-    if not ctx.explain and ctx.ledger is None and not plan.could_fit(sizes):
-        return decision
+    if not defrag and not ctx.explain and ctx.ledger is None and not plan.could_fit(sizes):
+        return decision  # (with defrag the head may still make room for itself: the loop finds it)
     stop = min(min(sizes, default=0), plan.smallest)  # a failure this small: nothing else fits
     quick = not ctx.explain and ctx.ledger is None  # a job that cannot start is only passed over
     head: Job | None = None

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from myapp.scheduler.model import History, Job, Node, Running, Waiting, WaitingQueue
+from myapp.scheduler.model import History, Job, Node, Running, Start, Waiting, WaitingQueue
 from myapp.scheduler.placement import Plan
 from myapp.scheduler.policy import POLICIES, decide
 
@@ -109,3 +109,16 @@ def test_a_job_short_of_cpu_does_not_keep_its_class_from_starting(policy):
         for explain in (True, False):
             got = decide(policy, NOW, nodes, running, queue, history, explain=explain)
             assert [s.job_id for s in got.starts] == ["thin"]
+
+
+def test_the_fast_path_defragments_for_the_head_when_nothing_fits():
+    """Found by the random search above: nothing fits without preemption, and sieve's head job makes room by
+    preempting a job that checkpoints; the fast path returned at once instead, starting nothing."""
+    nodes = [Node("n0", 4, cpu=8.0, memory=64.0), Node("n1", 4, cpu=8.0, memory=64.0)]
+    running = [Running(Job("r0", "a", 2, 0.0), {"n0": 2}, started=0.0, preemptible=False),
+               Running(Job("r1", "a", 1, 0.0), {"n0": 1}, started=0.0, preemptible=False),
+               Running(Job("r2", "a", 3, 0.0, checkpoints=True), {"n1": 3}, started=0.0, preemptible=True)]
+    waiting = [Waiting(Job("w0", "a", 2, 0.0), attained=0.0)]
+    for explain in (True, False):
+        got = decide("sieve", NOW, nodes, running, waiting, History(), explain=explain, max_preemptions=1)
+        assert (got.starts, got.preempt) == ([Start("w0", {"n1": 2})], ["r2"]), explain
