@@ -74,6 +74,15 @@ class Folder:
             raise ValueError("the folder itself has no name in its parent")
         return self._open("/".join(names[:-1]), DIRECTORY), names[-1]
 
+    def _parent_if(self, relative: str, missing_ok: bool) -> tuple[int, str] | None:
+        """``_parent``, or None for a missing folder when ``missing_ok`` (the deletes' "already gone")."""
+        try:
+            return self._parent(relative)
+        except FileNotFoundError:
+            if missing_ok:
+                return None
+            raise
+
     # ---- reading ----------------------------------------------------------------------------------
     def folder(self, relative: str, *, create: bool = False, mode: int = 0o700) -> Folder:
         """A folder beneath, open (``create``: its missing components made with ``mode``)."""
@@ -160,13 +169,8 @@ class Folder:
 
     def set_mode(self, relative: str, mode: int) -> None:
         """The entry's mode, set on the entry itself (``Refused`` for a link)."""
-        fd = self._open(relative, os.O_PATH)
-        try:
-            if stat.S_ISLNK(os.fstat(fd).st_mode):
-                raise Refused(f"{self._where(relative)} is a link")
-            os.chmod(f"/proc/self/fd/{fd}", mode)  # what fchmodat(AT_SYMLINK_NOFOLLOW) does: the fd's own inode
-        finally:
-            os.close(fd)
+        if not _chmod_unless_link(self._open(relative, os.O_PATH), mode):
+            raise Refused(f"{self._where(relative)} is a link")
 
     def chown(self, relative: str, uid: int, gid: int) -> None:
         """The entry's owner, set on the entry itself (a link's own, never its target's)."""
@@ -186,14 +190,9 @@ class Folder:
         self.set_mode(relative, mode(stat.S_IMODE(self.stat(relative).st_mode)))
         for entry in self.entries(relative, strict=True):
             os.chown(entry.name, uid, gid, dir_fd=entry.dir_fd, follow_symlinks=False)
-            if stat.S_ISLNK(entry.stat.st_mode):
-                continue
-            fd = os.open(entry.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=entry.dir_fd)
-            try:
-                if not stat.S_ISLNK(os.fstat(fd).st_mode):
-                    os.chmod(f"/proc/self/fd/{fd}", mode(stat.S_IMODE(entry.stat.st_mode)))
-            finally:
-                os.close(fd)
+            if not stat.S_ISLNK(entry.stat.st_mode):
+                _chmod_unless_link(os.open(entry.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=entry.dir_fd),
+                                   mode(stat.S_IMODE(entry.stat.st_mode)))
 
     def create(self, relative: str, mode: int = 0o600, *, exclusive: bool = True) -> BinaryIO:
         """A new file beneath, open for writing (``exclusive``: FileExistsError when there; else truncated)."""
@@ -260,12 +259,10 @@ class Folder:
     # ---- deleting ---------------------------------------------------------------------------------
     def remove(self, relative: str, *, missing_ok: bool = True) -> None:
         """Unlink a file or link beneath (its name: a link's target is never touched)."""
-        try:
-            parent, name = self._parent(relative)
-        except FileNotFoundError:
-            if missing_ok:
-                return
-            raise
+        found = self._parent_if(relative, missing_ok)
+        if found is None:
+            return
+        parent, name = found
         try:
             os.unlink(name, dir_fd=parent)
         except FileNotFoundError:
@@ -278,12 +275,10 @@ class Folder:
         """Delete ``relative`` and all beneath it by descriptor (``os.unlink``/``os.rmdir`` with ``dir_fd``,
         entering folders O_NOFOLLOW): a link is removed as a name, its target never entered. A link on the
         way to ``relative`` is ``Refused``."""
-        try:
-            parent, name = self._parent(relative)
-        except FileNotFoundError:
-            if missing_ok:
-                return
-            raise
+        found = self._parent_if(relative, missing_ok)
+        if found is None:
+            return
+        parent, name = found
         try:
             try:
                 fd = os.open(name, DIRECTORY, dir_fd=parent)
@@ -328,3 +323,13 @@ def _own(fd: int, mode: int, owner: int | None) -> None:
     os.fchmod(fd, mode)
 
 
+def _chmod_unless_link(fd: int, mode: int) -> bool:
+    """Set the mode of an O_PATH descriptor's own inode (what fchmodat(AT_SYMLINK_NOFOLLOW) would do) unless
+    it is a link (False); the descriptor is closed."""
+    try:
+        if stat.S_ISLNK(os.fstat(fd).st_mode):
+            return False
+        os.chmod(f"/proc/self/fd/{fd}", mode)
+        return True
+    finally:
+        os.close(fd)
