@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import logging
-import random
 import threading
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -47,7 +45,7 @@ def make_celery(app: Flask, settings: dict[str, Any] | None = None, default: boo
 def run_while_locked(name: str, run: Callable[[], Any]) -> Any:
     """A task run again from the start, after a rollback, while SQLite says its database is locked (every
     task is idempotent: a run cut short by the lock changed nothing); the last run's error is raised."""
-    from .extensions import LOCKED_PAUSE, LOCKED_TRIES, database_locked, db
+    from .extensions import LOCKED_TRIES, database_locked, db, pause_after_lock
 
     for tries in range(1, LOCKED_TRIES + 1):
         try:
@@ -57,7 +55,7 @@ def run_while_locked(name: str, run: Callable[[], Any]) -> Any:
                 raise
             db.session.rollback()
             log.warning("task %s found the database locked: again (run %d of %d)", name, tries + 1, LOCKED_TRIES)
-        time.sleep(LOCKED_PAUSE * 2 ** (tries - 1) * (1 + random.random() / 2))
+        pause_after_lock(tries)
     raise AssertionError("unreachable")
 
 

@@ -1,4 +1,7 @@
 """Process-wide extension objects, bound to the app in create_app (one FAB app per process)."""
+import random
+import time
+
 from flask_appbuilder import AppBuilder
 from flask_appbuilder.models.sqla.base import SQLA
 from flask_caching import Cache
@@ -16,6 +19,11 @@ appbuilder = AppBuilder(update_perms=False)
 
 LOCKED_TRIES = 4  # runs of a request or task that found SQLite locked, the first included
 LOCKED_PAUSE = 0.05  # seconds before the second run, doubled before each next one (plus up to half again)
+
+
+def pause_after_lock(tries: int) -> None:
+    """The wait before a run again that found SQLite locked: LOCKED_PAUSE doubled per run, plus up to half again."""
+    time.sleep(LOCKED_PAUSE * 2 ** (tries - 1) * (1 + random.random() / 2))
 
 
 def database_locked(exc: BaseException) -> bool:

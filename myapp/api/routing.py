@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-import random
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,7 +22,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ..auth.security import BEARER_VERIFIED
 from ..errors import DomainError
-from ..extensions import LOCKED_PAUSE, LOCKED_TRIES, csrf, database_locked, db
+from ..extensions import LOCKED_TRIES, csrf, database_locked, db, pause_after_lock
 from ..inputs.plain_data import MAX_DEPTH, NonFinite, problem
 from .errors import ApiError, domain_error, validation_error
 
@@ -157,7 +155,7 @@ def route(
                     if not database_locked(exc):
                         raise
                 if tries < LOCKED_TRIES:
-                    time.sleep(LOCKED_PAUSE * 2 ** (tries - 1) * (1 + random.random() / 2))
+                    pause_after_lock(tries)
             return busy_response()
 
         # FAB reads _permission_name; add_api_spec reads _spec (attributes on the view function).
