@@ -183,37 +183,22 @@ def test_zip_holds_the_files_not_what_links_point_at(tree):
         assert b"SECRET" not in b"".join(zf.read(n) for n in zf.namelist())
 
 
-def test_a_kernel_without_openat2_falls_back_to_the_walk(tmp_path, monkeypatch):
-    """ENOSYS from the syscall (a kernel before 5.6): the walk answers, and from then on."""
+@pytest.mark.parametrize(("code", "from_then_on"), [
+    (errno.ENOSYS, True),  # a kernel before 5.6: the walk from then on
+    (errno.EPERM, False),  # a seccomp profile older than the syscall (older container runtimes): that call
+])
+def test_without_openat2_the_walk_answers_with_the_same_refusals(tmp_path, monkeypatch, code, from_then_on):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "f").write_bytes(b"ok")
     os.symlink(tmp_path / "d", tmp_path / "ln")
 
-    def enosys(*args):
-        ctypes.set_errno(errno.ENOSYS)
+    def failing(*args):
+        ctypes.set_errno(code)
         return -1
 
-    monkeypatch.setattr(resolve, "_openat2", enosys)
+    monkeypatch.setattr(resolve, "_openat2", failing)
     with Folder.open(tmp_path) as folder:
         assert folder.read("d/f", 10) == b"ok"
-        assert not resolve.openat2_in_use()
-        with pytest.raises(Refused):
-            folder.open_file("ln/f")
-
-
-def test_a_seccomp_profile_refusing_openat2_gets_the_walk(tmp_path, monkeypatch):
-    """EPERM from the syscall (a container runtime's seccomp profile older than openat2): the walk answers
-    that call, with the same refusals."""
-    (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "f").write_bytes(b"ok")
-    os.symlink(tmp_path / "d", tmp_path / "ln")
-
-    def eperm(*args):
-        ctypes.set_errno(errno.EPERM)
-        return -1
-
-    monkeypatch.setattr(resolve, "_openat2", eperm)
-    with Folder.open(tmp_path) as folder:
-        assert folder.read("d/f", 10) == b"ok"
+        assert resolve.openat2_in_use() is not from_then_on
         with pytest.raises(Refused):
             folder.open_file("ln/f")
