@@ -27,6 +27,16 @@ def platform_session(web: str, username: str, password: str) -> requests.Session
     return browser
 
 
+def signed_in_client(app: Any, someone: Any) -> Any:
+    """The Flask test client signed in with the platform's session cookie, as a browser is."""
+    client = app.test_client()
+    token = client.get("/api/v1/session/").get_json()["csrf_token"]
+    answer = client.post("/api/v1/session/login", json={"username": someone.username, "password": someone.password},
+                         headers={"X-CSRFToken": token})
+    assert answer.status_code == 200, answer.get_json()
+    return client
+
+
 class OriginClient:
     def __init__(self, proxy: str, host: str, cookies: dict[str, str] | None = None):
         self.proxy, self.host = proxy.rstrip("/"), host

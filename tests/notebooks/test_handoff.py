@@ -11,7 +11,7 @@ import urllib.parse
 import pytest
 import requests
 
-from tests.notebooks.origin_client import NAVIGATE, code_from, platform_session
+from tests.notebooks.origin_client import NAVIGATE, code_from, platform_session, signed_in_client
 from tests.support import unique, wsgi_server
 from tests.world import add_member, created
 
@@ -46,16 +46,6 @@ def world(app, admin, make_user, catalog):
             "b": run_notebook(app, owner, image_name, name="other")}
 
 
-def browser(app, someone):
-    """The Flask test client signed in with the platform's session cookie, as a browser is."""
-    client = app.test_client()
-    token = client.get("/api/v1/session/").get_json()["csrf_token"]
-    answer = client.post("/api/v1/session/login", json={"username": someone.username, "password": someone.password},
-                         headers={"X-CSRFToken": token})
-    assert answer.status_code == 200, answer.get_json()
-    return client
-
-
 def open_notebook(client, host: str, next_path: str = "", headers: dict | None = None):
     query = urllib.parse.urlencode({"host": host, "next": next_path})
     return client.get(f"/notebook-open?{query}", headers=NAVIGATE if headers is None else headers)
@@ -81,7 +71,8 @@ def authz(app, host: str, session: str | None, path: str = "/"):
 
 def test_a_member_gets_a_code_bound_to_the_notebooks_origin_and_redeems_it_once(app, world):
     a = world["a"]
-    answer = open_notebook(browser(app, world["owner"]), a["host"], f"/notebook/{a['project']['name']}/lab/tree/x")
+    owner = signed_in_client(app, world["owner"])
+    answer = open_notebook(owner, a["host"], f"/notebook/{a['project']['name']}/lab/tree/x")
     assert answer.status_code == 302 and answer.headers["Cache-Control"] == "no-store"
     location = urllib.parse.urlsplit(answer.headers["Location"])
     assert (location.scheme, location.hostname, location.path) == ("http", a["host"], "/_myapp/handoff")
@@ -106,7 +97,7 @@ def test_a_member_gets_a_code_bound_to_the_notebooks_origin_and_redeems_it_once(
 def test_a_code_is_refused_at_another_origin_after_its_minute_and_when_unknown(app, world, monkeypatch):
     from myapp.notebooks import gate
 
-    owner = browser(app, world["owner"])
+    owner = signed_in_client(app, world["owner"])
     code = code_from(open_notebook(owner, world["a"]["host"]).headers["Location"])
     assert redeem(app, code, world["b"]["host"]).status_code == 409  # another notebook's origin
     assert redeem(app, code, world["a"]["host"]).status_code == 200  # not burnt by the wrong one
@@ -125,7 +116,7 @@ def test_a_code_is_refused_at_another_origin_after_its_minute_and_when_unknown(a
 
 def test_two_web_processes_never_both_redeem_a_code(app, world):
     """The redeem is one UPDATE on the shared database: of concurrent redeems over HTTP, exactly one wins."""
-    code = code_from(open_notebook(browser(app, world["owner"]), world["a"]["host"]).headers["Location"])
+    code = code_from(open_notebook(signed_in_client(app, world["owner"]), world["a"]["host"]).headers["Location"])
     key = proxy_key(app)
     statuses: list[int] = []
     with wsgi_server(app) as web:
@@ -144,31 +135,31 @@ def test_two_web_processes_never_both_redeem_a_code(app, world):
 
 def test_no_code_for_strangers_viewers_the_signed_out_or_a_script(app, world):
     a = world["a"]
-    stranger = open_notebook(browser(app, world["stranger"]), a["host"])
-    unknown = open_notebook(browser(app, world["stranger"]), f"nothing.{a['project']['name']}.localhost")
+    stranger = open_notebook(signed_in_client(app, world["stranger"]), a["host"])
+    unknown = open_notebook(signed_in_client(app, world["stranger"]), f"nothing.{a['project']['name']}.localhost")
     assert stranger.status_code == unknown.status_code == 404  # existence not revealed to non-members
     assert stranger.mimetype == "text/html" and "Location" not in stranger.headers
     assert stranger.get_data(as_text=True).replace(a["host"], "") == unknown.get_data(as_text=True).replace(
         f"nothing.{a['project']['name']}.localhost", "")
-    viewer = open_notebook(browser(app, world["viewer"]), a["host"])
+    viewer = open_notebook(signed_in_client(app, world["viewer"]), a["host"])
     assert viewer.status_code == 403 and "developer" in viewer.get_data(as_text=True)
     signed_out = open_notebook(app.test_client(), a["host"])
     assert signed_out.status_code == 401 and "/ui/login" in signed_out.get_data(as_text=True)
-    owner = browser(app, world["owner"])
+    owner = signed_in_client(app, world["owner"])
     fetched = open_notebook(owner, a["host"], headers={"Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"})
     framed = open_notebook(owner, a["host"], headers={"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"})
     bearer = open_notebook(world["owner"].client, a["host"],
                            headers={"Authorization": f"Bearer {world['owner'].token}"})
     assert fetched.status_code == framed.status_code == bearer.status_code == 403
     # An admin may open any project's notebook.
-    assert open_notebook(browser(app, world["admin"]), a["host"]).status_code == 302
+    assert open_notebook(signed_in_client(app, world["admin"]), a["host"]).status_code == 302
 
 
 def test_a_stopped_notebook_answers_a_page_that_leads_back_to_the_platform(app, world):
     from myapp.extensions import db
     from myapp.models import Notebook, NotebookState
 
-    owner = browser(app, world["owner"])
+    owner = signed_in_client(app, world["owner"])
     code = code_from(open_notebook(owner, world["a"]["host"]).headers["Location"])
     session = redeem(app, code, world["a"]["host"]).get_json()["cookie"]["value"]
     with app.app_context():
@@ -186,14 +177,14 @@ def test_a_stopped_notebook_answers_a_page_that_leads_back_to_the_platform(app, 
 def test_logout_and_a_lost_membership_end_the_origins_session(app, world, make_user):
     developer = make_user()
     member_id = add_member(world["owner"], world["a"]["project"]["id"], developer.username, "developer")
-    client = browser(app, developer)
+    client = signed_in_client(app, developer)
     session = redeem(app, code_from(open_notebook(client, world["a"]["host"]).headers["Location"]),
                      world["a"]["host"]).get_json()["cookie"]["value"]
     assert authz(app, world["a"]["host"], session).status_code == 200
     removed = world["owner"].delete(f"/api/v1/project/{world['a']['project']['id']}/members/{member_id}")
     assert removed.status_code in (200, 204), removed.get_json()
     assert authz(app, world["a"]["host"], session).status_code == 404
-    owner = browser(app, world["owner"])
+    owner = signed_in_client(app, world["owner"])
     session = redeem(app, code_from(open_notebook(owner, world["a"]["host"]).headers["Location"]),
                      world["a"]["host"]).get_json()["cookie"]["value"]
     assert authz(app, world["a"]["host"], session).status_code == 200
@@ -232,7 +223,7 @@ def test_a_notebook_made_again_under_the_same_name_is_not_opened_by_an_old_sessi
     from myapp.extensions import db
     from myapp.models import Notebook
 
-    owner, a = browser(app, world["owner"]), world["a"]
+    owner, a = signed_in_client(app, world["owner"]), world["a"]
     session = redeem(app, code_from(open_notebook(owner, a["host"]).headers["Location"]),
                      a["host"]).get_json()["cookie"]["value"]
     with app.app_context():

@@ -9,28 +9,18 @@ import urllib.parse
 
 import pytest
 
-from tests.notebooks.origin_client import NAVIGATE, code_from
+from tests.notebooks.origin_client import NAVIGATE, code_from, signed_in_client
 from tests.support import unique
 from tests.world import created
 
 PREFIX = "/api/v1/notebook/ext-authz"
 
 
-def signed_in(app, someone):
-    """A browser-like client with the platform's session cookie."""
-    browser = app.test_client()
-    token = browser.get("/api/v1/session/").get_json()["csrf_token"]
-    answer = browser.post("/api/v1/session/login", json={"username": someone.username, "password": someone.password},
-                          headers={"X-CSRFToken": token})
-    assert answer.status_code == 200, answer.get_json()
-    return browser
-
-
 def entered(app, someone, host: str):
     """A client holding the notebook origin's cookie, got as a browser gets it: the platform's code, then the
     origin's /_myapp/handoff (which Envoy sends here), whose answer sets the cookie."""
     query = urllib.parse.urlencode({"host": host, "next": ""})
-    handed = signed_in(app, someone).get(f"/notebook-open?{query}", headers=NAVIGATE)
+    handed = signed_in_client(app, someone).get(f"/notebook-open?{query}", headers=NAVIGATE)
     assert handed.status_code == 302, handed.get_data(as_text=True)
     origin = app.test_client()
     landed = origin.get(f"{PREFIX}/_myapp/handoff?code={code_from(handed.headers['Location'])}",
@@ -95,10 +85,10 @@ def test_everyone_else_is_refused_without_the_token(app, world):
     assert urllib.parse.parse_qs(urllib.parse.urlsplit(page_load.headers["Location"]).query)["host"] == [host]
     # Non-members get no code (the notebook is not revealed), viewers may not run code.
     for someone, status in ((world["stranger"], 404), (world["viewer"], 403)):
-        handed = signed_in(app, someone).get(f"/notebook-open?host={host}", headers=NAVIGATE)
+        handed = signed_in_client(app, someone).get(f"/notebook-open?host={host}", headers=NAVIGATE)
         assert handed.status_code == status and "Location" not in handed.headers
     # The platform's session cookie on a notebook's origin is nothing (and a bearer token never a way in).
-    platform_cookie = signed_in(app, world["owner"]).get_cookie("session")
+    platform_cookie = signed_in_client(app, world["owner"]).get_cookie("session")
     borrowed = app.test_client()
     borrowed.set_cookie("session", platform_cookie.value, domain=host)
     assert borrowed.open(world["path"], method="POST", base_url=base).status_code == 401
@@ -119,7 +109,7 @@ def test_everyone_else_is_refused_without_the_token(app, world):
 
 def test_the_handoff_answers_once(app, world):
     host = world["host"]
-    handed = signed_in(app, world["owner"]).get(f"/notebook-open?host={host}", headers=NAVIGATE)
+    handed = signed_in_client(app, world["owner"]).get(f"/notebook-open?host={host}", headers=NAVIGATE)
     code = code_from(handed.headers["Location"])
     first = app.test_client().get(f"{PREFIX}/_myapp/handoff?code={code}", base_url=f"http://{host}")
     assert first.status_code == 302 and first.headers["Location"] == f"/notebook/{world['project']['name']}/lab/lab"
