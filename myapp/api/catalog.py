@@ -10,9 +10,10 @@ from ..inputs.fields import DnsLabel, ImageRepository, ImageTag, ResourcesSchema
 from ..models import Image, JobTemplate, ProjectRole
 from ..outputs.declarations import OUTPUTS_KEY, OutputError, check_declaration
 from ..rendering.args import SchemaError, check_property
+from ..rendering.catalog import template_resources
 from ..rendering.kinds import KINDS
 from .base import ResourceApi
-from .errors import NotFound
+from .errors import FieldError, NotFound
 from .id_list import in_ids
 from .images import forget_environment
 from .responses import ARGS_SCHEMA
@@ -95,3 +96,14 @@ class JobTemplateApi(ResourceApi):
     orders = ("id", "name", "category")
     immutable = ("name", "version", "kind")
     output_fields = {"args_schema": ARGS_SCHEMA}
+
+    def before_save(self, obj: JobTemplate, data: dict[str, Any], creating: bool) -> None:
+        # As strict as the catalog's files: a template without a default cpu and memory would only
+        # fail later, at every task or notebook that uses it.
+        def fail(field: str, reason: str) -> FieldError:
+            section, _, rest = field.removeprefix("resources.").partition(".")
+            return FieldError(f"{section}_resources" + (f".{rest}" if rest else ""), reason)
+        # An empty maximum stays "no maximum".
+        default, maximum = template_resources(
+            {"default": obj.default_resources or {}, "max": obj.max_resources or obj.default_resources or {}}, fail)
+        obj.default_resources, obj.max_resources = default, maximum if obj.max_resources else {}

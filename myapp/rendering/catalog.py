@@ -100,7 +100,7 @@ def load_template(folder: Path) -> dict[str, Any]:
         raise fail(exc.field, exc.reason) from None
     if declared:
         args_schema[OUTPUTS_KEY] = declared
-    default_resources, max_resources = _resources(raw["resources"], fail)
+    default_resources, max_resources = template_resources(raw["resources"], fail)
     # The job saves its progress and resumes from it when started again: preempting it loses little,
     # so admission stops such jobs first (myapp/admission/gate.py).
     checkpoints = raw.get("checkpoints", False)
@@ -175,7 +175,8 @@ def _args_schema(args: Any, kind: str, fail: Any) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-def _resources(resources: Any, fail: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def template_resources(resources: Any, fail: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A template's default and maximum, both with cpu and memory, default within max (normalised)."""
     if not isinstance(resources, dict) or set(resources) != {"default", "max"}:
         raise fail("resources", "must have exactly the keys 'default' and 'max'")
     out = []

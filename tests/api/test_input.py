@@ -165,3 +165,21 @@ def test_template_args_schema_is_checked(admin):
     resp = admin.post("/api/v1/job_template/", json={"name": unique("t"), "version": "1", "kind": "Nope",
                                                      "image": "x:1"})
     assert "Must be one of" in errors_of(resp)["kind"]
+
+
+def test_template_resources_are_checked_like_the_catalog_files(admin):
+    """A template without a default cpu and memory would fail at every task and notebook that uses it."""
+    base = {"version": "1", "kind": "job", "image": "x:1"}
+    resp = admin.post("/api/v1/job_template/", json={"name": unique("t"), **base})
+    assert resp.status_code == 400 and "default_resources.cpu" in errors_of(resp)
+    resp = admin.post("/api/v1/job_template/", json={"name": unique("t"), **base,
+                                                     "default_resources": {"cpu": "2", "memory": "1Gi"},
+                                                     "max_resources": {"cpu": "1", "memory": "1Gi"}})
+    assert resp.status_code == 400 and "exceeds" in errors_of(resp)["default_resources.cpu"]
+    made = admin.post("/api/v1/job_template/", json={"name": unique("t"), **base,
+                                                     "default_resources": {"cpu": "1", "memory": "1Gi"}})
+    assert made.status_code == 201 and made.get_json()["max_resources"] == {}
+    pk = made.get_json()["id"]
+    resp = admin.put(f"/api/v1/job_template/{pk}", json={"default_resources": {"memory": "1Gi"}})
+    assert resp.status_code == 400 and "default_resources.cpu" in errors_of(resp)
+    assert admin.get(f"/api/v1/job_template/{pk}").get_json()["default_resources"]["cpu"] == "1"
