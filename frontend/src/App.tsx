@@ -1,7 +1,7 @@
 // The shell: session gate, top bar (project switcher, navigation), and the page for the URL.
 // Heavy pages (editor, run view, admin) load on demand so the first page stays small.
 import { lazy, Suspense, useEffect, type ReactNode } from "react";
-import { Link, matchRoute, navigate, useLocation } from "./router";
+import { Link, matchRoute, navigate, nextPath, useLocation } from "./router";
 import { SessionProvider, useSession } from "./session";
 import { Loading } from "./components/ui";
 import { LoginPage } from "./pages/login/LoginPage";
@@ -26,11 +26,12 @@ export function App() {
 
 function Gate() {
   const { me } = useSession();
-  const { path } = useLocation();
+  const { path, search } = useLocation();
+  const next = nextPath(search);
   useEffect(() => {
     if (!me && path !== "/login") navigate(`/login?next=${encodeURIComponent(path)}`, true);
-    if (me && path === "/login") navigate("/pipelines", true);
-  }, [me, path]);
+    if (me && path === "/login") navigate(next, true); // signed in (now, or already): on to `next`
+  }, [me, path, next]);
   if (!me) return <LoginPage />;
   return <Shell />;
 }
@@ -63,7 +64,7 @@ function Shell() {
   const { me, project } = useSession();
   const { path } = useLocation();
   useEffect(() => {
-    if (path === "/" || path === "/login") navigate("/pipelines", true);
+    if (path === "/") navigate("/pipelines", true);
   }, [path]);
   let page: ReactNode = <p>Page not found. <Link to="/pipelines">Go to pipelines</Link></p>;
   for (const route of ROUTES) {

@@ -44,6 +44,18 @@ export function matchRoute(pattern: string, path: string): Record<string, string
   return params;
 }
 
+/** Where to go once signed in: the `next` parameter when it is a path of this app ("/runs/3"), never
+ * another site ("//evil.example", "/\\evil.example", "https://…") nor the sign-in page itself; else the
+ * pipelines. */
+export function nextPath(search: URLSearchParams): string {
+  const next = search.get("next") ?? "";
+  const path = next.split(/[?#]/, 1)[0];
+  const controlOrBackslash = [...next].some((c) => c < " " || c === "\\");
+  const sameSite = /^\/(?![/\\])/.test(next) && !controlOrBackslash;
+  if (!sameSite || path === "/" || path === "/login") return "/pipelines";
+  return next;
+}
+
 type LinkProps = AnchorHTMLAttributes<HTMLAnchorElement> & { to: string };
 
 /** An <a> with a real href (open in new tab works) that navigates in place on plain clicks. */

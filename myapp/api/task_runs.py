@@ -16,6 +16,7 @@ from ..errors import DomainError, Kind
 from ..extensions import db
 from ..inputs.fields import StrictSchema
 from ..models import Project, ProjectRole, TaskRun
+from ..rendering.pod import replica_names
 from ..shared import reconcile_requests
 from .base import ResourceApi, bounded_int, query_args
 from .errors import Forbidden
@@ -93,7 +94,9 @@ class TaskRunApi(ResourceApi):
         args = query_args({"replica", "search", "limit"})
         limit = bounded_int(args, "limit", 1000, 1, MAX_LOG_LINES)
         page = read_page(attempt, limit, self._log_filter(args))
-        return jsonify(replicas=page.replicas, items=[line_json(ln) for ln in page.lines])
+        # Every replica of the job, also those without a line (the picker lists what the metrics chart).
+        replicas = sorted(set(page.replicas) | set(replica_names(attempt.manifests)))
+        return jsonify(replicas=replicas, items=[line_json(ln) for ln in page.lines])
 
     @route("/<int:pk>/log_download", summary="The whole log as text, one line per log line "
            "(`<ISO time> [replica] text`), streamed as it is read", query={

@@ -68,6 +68,22 @@ def pod_templates(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         yield PodTemplate({"spec": predictor}, predictor.get("minReplicas", 1), "spec.predictor", False)
 
 
+def replica_names(manifests: Any) -> list[str]:
+    """The replicas a training job's manifests declare, named as the training operator and the local
+    backend name them ("master-0", "worker-1"): every one, also those that never write a log line
+    (DDP's workers often print nothing). Other kinds name their pods at run time: none here."""
+    names: list[str] = []
+    for obj in manifests if isinstance(manifests, list) else []:
+        if not isinstance(obj, Mapping) or obj.get("apiVersion") != "kubeflow.org/v1":
+            continue
+        field = REPLICA_SPECS.get(str(obj.get("kind")))
+        specs = (obj.get("spec") or {}).get(field) if field else None
+        for rtype, rspec in (specs or {}).items():
+            count = rspec.get("replicas", 1) if isinstance(rspec, Mapping) else 0
+            names += [f"{rtype.lower()}-{index}" for index in range(count if isinstance(count, int) else 0)]
+    return names
+
+
 def containers(pod_spec: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for group in ("initContainers", "containers"):
         for index, container in enumerate(pod_spec.get(group) or []):

@@ -64,7 +64,7 @@ def task_id(user, catalog):
     return {"project_id": project["id"], "run_id": run["id"], "task_id": graph["tasks"][0]["id"]}
 
 
-def make_attempt(app, ids, state="running", submitted=True, metrics=None, archived=None):
+def make_attempt(app, ids, state="running", submitted=True, metrics=None, archived=None, manifests=()):
     """A task run row (as the controller writes it), optionally with an archived log; returns its id."""
     from myapp.backends import JobRef, LogLine, ObjectRef
     from myapp.backends.registry import log_archive
@@ -78,7 +78,7 @@ def make_attempt(app, ids, state="running", submitted=True, metrics=None, archiv
             log_archive().write(ref, [LogLine(r, s, text, 1.0 + i) for i, (r, s, text) in enumerate(archived)])
         row = TaskRun(project_id=ids["project_id"], pipeline_run_id=ids["run_id"], task_id=ids["task_id"],
                       attempt=next(ATTEMPTS), state=TaskState(state), backend_ref=ref.as_dict() if submitted else None,
-                      manifests=[], metrics=metrics)
+                      manifests=list(manifests), metrics=metrics)
         db.session.add(row)
         db.session.commit()
         return row.id
@@ -185,6 +185,23 @@ def test_task_run_logs_and_metrics_endpoints_read_through_observation(app, user,
     assert download.mimetype == "text/plain" and download.get_data(as_text=True) == "".join(
         f"1970-01-01T00:01:4{i}.000Z [{replica}] {text}\n" for i, (replica, _, text) in enumerate(LIVE[:4]))
     assert make_user().get(f"{url}/log_download").status_code == 404
+
+
+def ddp_job(workers: int) -> dict:
+    """A PyTorchJob's manifest as rendering submits it, reduced to what names its replicas."""
+    pod = {"template": {"spec": {"containers": [{"name": "pytorch", "image": "python"}]}}}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "train"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, **pod}, "Worker": {"replicas": workers, **pod}}}}
+
+
+def test_the_replica_list_names_every_replica_of_the_job_also_those_without_lines(app, user, backend, task_id):
+    """DDP's workers often print nothing: the picker still lists them (the metrics tab charts them)."""
+    backend.gone = True
+    archived = [("master-0", 1, "epoch 1"), ("master-0", 2, "model saved")]
+    attempt_id = make_attempt(app, task_id, state="succeeded", archived=archived, manifests=[ddp_job(2)])
+    body = user.get(f"/api/v1/task_run/{attempt_id}/logs", query_string={"limit": 1}).get_json()
+    assert body["replicas"] == ["master-0", "worker-0", "worker-1"]
+    assert [i["replica"] for i in body["items"]] == ["master-0"]
 
 
 def test_a_live_read_the_backend_cannot_answer_is_503_and_a_problem_event(app, user, backend, task_id):

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { describeError } from "../../api/client";
-import { navigate, useLocation } from "../../router";
+import { navigate, nextPath, useLocation } from "../../router";
 import { useSession } from "../../session";
 
 export function LoginPage() {
@@ -17,8 +17,7 @@ export function LoginPage() {
     setError("");
     try {
       await login(username, password);
-      const next = search.get("next");
-      navigate(next && next.startsWith("/") && next !== "/login" ? next : "/pipelines", true);
+      navigate(nextPath(search), true);
     } catch (err) {
       setError(describeError(err));
     } finally {

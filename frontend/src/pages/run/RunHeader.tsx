@@ -6,20 +6,26 @@ import { Link, navigate } from "../../router";
 import { TERMINAL_RUN_STATES, type PipelineRun, type RunSnapshot } from "../../types";
 import type { StreamStatus } from "./hooks";
 import { StreamIndicator } from "./StreamIndicator";
+import { runParameters, showsLogicalDate } from "./facts";
 import { duration, formatTime } from "./time";
 
 interface Props {
   /** As GET /pipeline_run/{id} or the run's event stream gives it. */
   run: RunSnapshot["run"];
   pipelineName: string | undefined;
+  /** The pipeline's parameters (their defaults); undefined while the pipeline loads. */
+  defaults: Record<string, unknown> | undefined;
+  /** Who started the run, as shown ("ann", "you"). */
+  startedByName: string;
   onlyTaskName: string | undefined;
   canWrite: boolean;
   stream: StreamStatus;
   now: number;
 }
 
-export function RunHeader({ run, pipelineName, onlyTaskName, canWrite, stream, now }: Props) {
+export function RunHeader({ run, pipelineName, defaults, startedByName, onlyTaskName, canWrite, stream, now }: Props) {
   const finished = TERMINAL_RUN_STATES.includes(run.state);
+  const parameters = runParameters(defaults, run.parameters);
   const [busy, setBusy] = useState<"cancel" | "retry" | null>(null);
   const [cancelAsked, setCancelAsked] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -76,7 +82,9 @@ export function RunHeader({ run, pipelineName, onlyTaskName, canWrite, stream, n
       <ErrorBanner error={error} />
       <dl className="run-facts panel">
         <Fact label="Trigger">{run.trigger}{onlyTaskName && <> (only task <b>{onlyTaskName}</b>)</>}</Fact>
-        <Fact label="Logical date">{formatTime(run.logical_date)}</Fact>
+        {showsLogicalDate(run)
+          ? <Fact label="Logical date">{formatTime(run.logical_date)}</Fact>
+          : <Fact label="Started by">{startedByName}</Fact>}
         <Fact label="Created">{formatTime(run.created_at)}</Fact>
         <Fact label="Started">{formatTime(run.started_at)}</Fact>
         <Fact label="Finished">{formatTime(run.finished_at)}</Fact>
@@ -84,10 +92,16 @@ export function RunHeader({ run, pipelineName, onlyTaskName, canWrite, stream, n
         {run.rerun_of_id !== null && (
           <Fact label="Rerun of"><Link to={`/runs/${run.rerun_of_id}`}>run #{run.rerun_of_id}</Link></Fact>
         )}
-        {Object.keys(run.parameters ?? {}).length > 0 && (
+        {parameters.length > 0 && (
           <Fact label="Parameters" wide>
-            {Object.entries(run.parameters).sort(([a], [b]) => a.localeCompare(b))
-              .map(([name, value]) => `${name}=${String(value)}`).join(", ")}
+            <ul className="run-parameters">
+              {parameters.map((p) => (
+                <li key={p.name} className={p.differs ? "differs" : undefined}
+                  title={p.differs ? "set for this run (not the pipeline's default)" : "the pipeline's default"}>
+                  <code>{p.name}={p.value}</code>{p.differs && <span className="muted"> (set for this run)</span>}
+                </li>
+              ))}
+            </ul>
           </Fact>
         )}
         {run.reason && <Fact label="Reason" wide>{run.reason}</Fact>}

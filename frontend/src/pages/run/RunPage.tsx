@@ -5,8 +5,9 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";
 import { useSession } from "../../session";
-import { TERMINAL_RUN_STATES, type PipelineGraph, type PipelineRun, type RunSnapshot } from "../../types";
+import { TERMINAL_RUN_STATES, type MemberList, type PipelineGraph, type PipelineRun, type RunSnapshot } from "../../types";
 import { latestAttempts } from "./attempts";
+import { startedBy } from "./facts";
 import { useEventStream, useNow } from "./hooks";
 import { RunGraph } from "./RunGraph";
 import { RunHeader } from "./RunHeader";
@@ -39,6 +40,9 @@ function RunView({ first }: { first: PipelineRun }) {
   const latest = useMemo(() => latestAttempts(taskRuns), [taskRuns]);
   const graph = useAsync(() => api<PipelineGraph>(`/api/v1/pipeline/${first.pipeline_id}/graph`),
     [first.pipeline_id]);
+  // The members name who started the run (a viewer may read them; the users list is the admins').
+  const members = useAsync(() => api<MemberList>(`/api/v1/project/${first.project_id}/members`),
+    [first.project_id]);
   const finished = TERMINAL_RUN_STATES.includes(run.state);
   const now = useNow(!finished);
   const [selectedTaskId, setSelectedTaskId] = useState<number | null>(null);
@@ -51,6 +55,8 @@ function RunView({ first }: { first: PipelineRun }) {
   return (
     <section className="run-page">
       <RunHeader run={run} pipelineName={graph.data?.pipeline.name} canWrite={canWrite} stream={stream} now={now}
+        defaults={graph.data?.pipeline.parameters as Record<string, unknown> | undefined}
+        startedByName={startedBy(run.created_by_id, members.data?.items, me?.id)}
         onlyTaskName={tasks.find((t) => t.id === run.only_task_id)?.name} />
       <ErrorBanner error={graph.error} />
       {graph.loading && !graph.data && <Loading what="Loading graph" />}
