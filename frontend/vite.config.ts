@@ -7,6 +7,8 @@ export default defineConfig({
   plugins: [react()],
   build: {
     outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 800,
+    // dist/.vite/manifest.json: which chunks the first page loads (tests/test_ui_bundle.py reads it).
+    manifest: true,
     // Rolldown's timing hint names Vite's own plugins (vite:css-post) whenever the machine is busy.
     rolldownOptions: { checks: { bundlerTimings: false } },
   },

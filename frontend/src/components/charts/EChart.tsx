@@ -1,0 +1,46 @@
+// The one place that touches ECharts: a tree-shaken build (echarts/core plus the charts and components
+// the platform draws) mounted on a div. Loaded only through Chart.tsx's lazy import, so the chart library
+// is a chunk of its own that pages without charts (and the first page) never fetch.
+import { useEffect, useRef } from "react";
+import { LineChart, ParallelChart, ScatterChart } from "echarts/charts";
+import {
+  DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, ParallelComponent, TooltipComponent,
+} from "echarts/components";
+import * as echarts from "echarts/core";
+import { SVGRenderer } from "echarts/renderers";
+import type { ChartOption } from "./options";
+
+echarts.use([LineChart, ScatterChart, ParallelChart, GridComponent, TooltipComponent, LegendComponent,
+  DataZoomComponent, MarkLineComponent, ParallelComponent, SVGRenderer]);
+
+export interface EChartProps {
+  option: ChartOption;
+  height: number;
+}
+
+export default function EChart({ option, height }: EChartProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const chart = useRef<echarts.ECharts | null>(null);
+
+  useEffect(() => {
+    const el = host.current;
+    if (!el) return;
+    // SVG: crisp at any zoom, and its text is in the DOM (what the browser tests read).
+    const instance = echarts.init(el, null, { renderer: "svg" });
+    chart.current = instance;
+    const observer = new ResizeObserver(() => instance.resize());
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      instance.dispose();
+      chart.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    // notMerge: a series that disappeared (a version no longer served) must leave the chart.
+    chart.current?.setOption(option as echarts.EChartsCoreOption, { notMerge: true, lazyUpdate: true });
+  }, [option]);
+
+  return <div ref={host} className="echart" style={{ height }} />;
+}
