@@ -2,7 +2,9 @@
 
 The training-operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK in every replica;
 without them (a local run) this falls back to a single process. The gloo backend works on
-CPU-only nodes. Rank 0 prints the test accuracy and saves a checkpoint: the model's
+CPU-only nodes. Rank 0 reports the training loss and the test accuracy after every epoch (metrics.jsonl,
+step = epoch: the platform charts them and records their last values on the registered model version),
+prints the final test accuracy and saves a checkpoint: the model's
 state_dict plus what a server needs to rebuild and feed it (layer sizes, input scaling), which
 is what the deploy-service template loads.
 """
@@ -65,6 +67,14 @@ def report(step: int, name: str, value: float) -> None:
             fh.write(json.dumps({"step": step, "name": name, "value": value}) + "\n")
 
 
+def accuracy_on(model: nn.Module, data: TensorDataset) -> float:
+    """The share of `data` the model classifies right (in eval mode, without gradients)."""
+    model.eval()
+    with torch.no_grad():
+        x, y = data.tensors
+        return (model(x).argmax(dim=1) == y).float().mean().item()
+
+
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
     rank, world = init_distributed()
@@ -89,16 +99,14 @@ def main(argv: list[str] | None = None) -> float:
             total += torch.tensor([loss.item() * len(y), len(y)])
         dist.all_reduce(total)
         if rank == 0:
+            accuracy = accuracy_on(model.module, test)  # the same weights on every rank after DDP's step
             print(f"epoch {epoch + 1}/{args.epochs} loss {total[0] / total[1]:.4f}", flush=True)
             report(epoch + 1, "loss", float(total[0] / total[1]))
+            report(epoch + 1, "accuracy", accuracy)
 
-    model.eval()
-    with torch.no_grad():
-        x_test, y_test = test.tensors
-        accuracy = (model.module(x_test).argmax(dim=1) == y_test).float().mean().item()
+    accuracy = accuracy_on(model.module, test)
     if rank == 0:
         print(f"test accuracy: {accuracy:.4f}", flush=True)
-        report(args.epochs, "accuracy", accuracy)
         output = Path(args.output_path)
         output.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"format": "myapp-mlp/v1", "state_dict": model.module.state_dict(),
