@@ -249,6 +249,15 @@ def serving_release(item: dict) -> None:
     release(item, backend_for_group(item.get("resource_group_id")), log_archive())
 
 
+@shared_task(name="myapp.run_release", ignore_result=True)
+def run_release(item: dict) -> None:
+    """Stop the jobs of a run (or a Kaniko build) whose project was deleted (its rows went with the project)."""
+    from .backends.registry import backend_for_group, log_archive
+    from .pipelines.release import release
+
+    release(item, backend_for_group, log_archive())
+
+
 @shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)
 def notify_run(self, run_id: int, delivery_id: str | None = None) -> int | None:
     """POST the finished run to its pipeline's webhook (if its events include this outcome); retried

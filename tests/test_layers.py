@@ -86,7 +86,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "shared": {"config", "extensions", "models"},  # broker, generations, shared limits, reconcile requests
     "auth": {"errors", "extensions", "inputs", "models", "rendering", "shared"},
     "outputs": {"errors", "extensions", "fs", "models"},
-    "projects": {"backends", "errors", "fs", "models"},
+    "projects": {"backends", "errors", "extensions", "fs", "models", "notebooks"},
     "backends": {"extensions", "fs", "images", "models", "outputs", "pipelines", "rendering"},
     "admission": {"backends", "extensions", "models", "notebooks", "rendering", "scheduler"},
     "pipelines": {"admission", "auth", "backends", "client", "errors", "extensions", "inputs", "models", "outputs",

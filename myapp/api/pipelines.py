@@ -37,6 +37,12 @@ from .rows import column_names, to_json_value
 from .scope import check_project, current_user
 
 
+def release_runs(items: list[dict[str, Any]]) -> None:
+    """After a project's deletion: a worker stops each unfinished run's jobs (myapp/pipelines/release.py)."""
+    for item in items:
+        enqueue("myapp.run_release", item)
+
+
 def enqueue(task_name: str, *args, queue: str = reconcile_requests.ACTIONS_QUEUE) -> None:
     """Hand work to the Celery workers (the web process never runs jobs itself), on the user actions'
     queue unless told; reconciles are de-duplicated (at most one pending per run)."""

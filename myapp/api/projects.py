@@ -11,12 +11,15 @@ from ..extensions import db
 from ..inputs.fields import DnsLabel, Int, StrictSchema
 from ..models import Project, ProjectMember, ProjectRole, User
 from ..notebooks.states import project_attempts
+from ..pipelines.release import project_builds, project_runs
+from ..projects.work import running_work
 from ..rendering.context import reserved_namespace
 from ..serving.release import project_services
 from .base import ResourceApi
 from .errors import FieldError, NotFound
 from .notebooks import release_notebooks
-from .responses import MEMBER, MEMBERS, MESSAGE, STRING
+from .pipelines import release_runs
+from .responses import MEMBER, MEMBERS, MESSAGE, RUNNING_WORK, STRING
 from .routing import json_body, on_commit, route
 from .scope import check_person, current_user, forget_memberships
 from .serving import release_services
@@ -87,6 +90,14 @@ class ProjectApi(ResourceApi):
         on_commit(functools.partial(release_notebooks, project_attempts(obj.id)))
         # And its inference services': a worker stops their servers (myapp/serving/release.py).
         on_commit(functools.partial(release_services, project_services(obj.id)))
+        # And its unfinished runs' jobs and Kaniko builds: a worker cancels them (myapp/pipelines/release.py).
+        on_commit(functools.partial(release_runs, project_runs(obj.id) + project_builds(obj.id)))
+
+    @route("/<int:pk>/running", summary="What the project runs now (runs, notebooks, model servers, image "
+           "builds): what deleting it stops", response=RUNNING_WORK)
+    def running(self, pk: int):
+        self.load(pk)
+        return jsonify(running_work(pk))
 
     def _member(self, pk: int, member_id: int) -> ProjectMember:
         member = db.session.get(ProjectMember, member_id)

@@ -265,6 +265,9 @@ ME = component("Me", obj({
 }))
 MEMBER = component("MemberOut", obj({"id": INTEGER, "user_id": INTEGER, "username": STRING, "role": PROJECT_ROLE}))
 MEMBERS = component("MemberList", obj({"items": array(MEMBER)}))
+WORK_ITEM = component("WorkItem", obj({"id": INTEGER, "name": STRING, "state": STRING}))
+RUNNING_WORK = component("RunningWork", obj({"runs": array(WORK_ITEM), "notebooks": array(WORK_ITEM),
+                                             "services": array(WORK_ITEM), "builds": array(WORK_ITEM)}))
 
 # ---- users, admins only (myapp/api/users.py): a generated password is answered once, never a given one ---------
 _GENERATED = {"generated_password": {**STRING, "description": "only when the server generated it; shown once"}}

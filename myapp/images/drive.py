@@ -100,7 +100,9 @@ def stale_builds(now: dt.datetime | None = None) -> list[int]:
     return ids
 
 
-def _finish(build: ImageBuild, state: ServiceState, reason: str) -> None:
+def _finish(build: ImageBuild | None, state: ServiceState, reason: str) -> None:
+    if build is None:
+        return  # its project was deleted meanwhile (and its Kaniko job cancelled): nothing left to mark
     build.state, build.reason, build.finished_at = state, reason, utcnow()
     db.session.commit()
 
@@ -189,6 +191,8 @@ def _local(build: ImageBuild, log: LogWriter) -> Image:
     env, cached = build_environment(root, base_image, packages, namespace, log,
                                     uids_table=local_workdir() / "uids.json", timeout=timeout)
     build = db.session.get(ImageBuild, build_id)
+    if build is None:
+        raise Failed("the project was deleted while its environment was being built")
     build.environment, build.cached = env.hash, cached
     image = _register(build, env.hash)
     with environments.locked(root, env.hash):  # not removed between finding it and naming it (forget())
