@@ -21,13 +21,15 @@ from ..models import (
     Project,
     TaskRun,
 )
+from ..outputs import run_summary
 from ..projects import caps as project_caps
 from ..serving import local_uri, storage, store
 from ..serving import traffic as split
 from .base import Ref, ResourceApi
 from .errors import ApiError
-from .responses import INTEGER, nullable
+from .responses import INTEGER, NUMBER, array, component, nullable, obj
 from .routing import on_commit, on_rollback, route
+from .rows import column_names
 
 FRAMEWORKS = ["sklearn", "pytorch", "torchscript", "onnx", "tensorflow", "xgboost", "custom"]
 DTYPES = ["float32", "float64", "int32", "int64", "string"]
@@ -37,6 +39,14 @@ class SignatureSchema(StrictSchema):
     shape = fields.List(fields.Integer(strict=True, allow_none=True, validate=validate.Range(1, 1_000_000)),
                         validate=validate.Length(1, 8))
     dtype = fields.String(validate=validate.OneOf(DTYPES))
+
+
+def plain_value(value: Any) -> None:
+    """A parameter's value: a string (at most 1024 characters), a number, a boolean or null."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return
+    if not isinstance(value, str) or len(value) > 1024:
+        raise validate.ValidationError("must be a string of at most 1024 characters, a number, a boolean or null")
 
 
 class ModelFileSchema(StrictSchema):
@@ -51,6 +61,8 @@ class ModelVersionSchema(StrictSchema):
     uri = fields.String(required=True, validate=validate.Length(1, 2048))
     framework = fields.String(validate=validate.OneOf(FRAMEWORKS))
     metrics = fields.Dict(keys=fields.String(validate=validate.Length(1, 128)), values=fields.Float())
+    params = fields.Dict(keys=fields.String(validate=validate.Length(1, 128)), values=fields.Raw(validate=plain_value),
+                         validate=validate.Length(0, 200))
     task_run_id = Int(1, allow_none=True)
     stage = fields.String(validate=validate.OneOf([s.value for s in ModelStage]))
     signature = fields.Nested(SignatureSchema)
@@ -101,6 +113,8 @@ def upload_fields() -> dict[str, Any]:
 
 
 LINEAGE = {"run_id": nullable(INTEGER), "pipeline_id": nullable(INTEGER)}
+METRIC_HISTORY = component("MetricHistory", obj({"metrics": {
+    "type": "object", "additionalProperties": array(obj({"step": INTEGER, "value": NUMBER}))}}))
 
 
 class ModelVersionApi(ResourceApi):
@@ -115,6 +129,8 @@ class ModelVersionApi(ResourceApi):
     orders = ("id", "name", "version")
     immutable = ("name", "version", "uri", "framework", "task_run_id")
     output_fields = LINEAGE
+    # Each metric's curve is read on its own (metric_history below): a list of versions stays small.
+    columns = tuple(c for c in column_names(ModelVersion) if c != "metric_history")
 
     def present(self, obj: Any) -> dict[str, Any]:
         """The columns, and the lineage: the run (and its pipeline) whose task registered it."""
@@ -134,6 +150,11 @@ class ModelVersionApi(ResourceApi):
             local_uri.check(obj.uri, obj.project_id, db.session.get(Project, obj.project_id).namespace)
         if "stage" in data:
             obj.stage = ModelStage(data["stage"])
+        if creating and obj.task_run_id is not None:
+            # Registered from a run: its parameters and metrics, the call's own over them.
+            summary = run_summary.merge(run_summary.summarize_run(db.session.get(TaskRun, obj.task_run_id), obj.uri),
+                                        data.get("metrics") or {}, data.get("params") or {})
+            obj.params, obj.metrics, obj.metric_history = summary.params, summary.metrics, summary.history
         if creating and obj.version is None:
             latest = db.session.scalar(
                 sa.select(sa.func.max(ModelVersion.version)).filter_by(project_id=obj.project_id, name=obj.name)
@@ -145,6 +166,11 @@ class ModelVersionApi(ResourceApi):
                 ModelVersion.project_id == obj.project_id, ModelVersion.name == obj.name,
                 ModelVersion.stage == ModelStage.PRODUCTION, ModelVersion.id != obj.id,
             ).values(stage=ModelStage.ARCHIVED).execution_options(synchronize_session=False))
+
+    @route("/<int:pk>/metric_history", response=METRIC_HISTORY,
+           summary="Each metric's values per step, as the run that registered the version reported them")
+    def metric_history(self, pk: int):
+        return jsonify(metrics=self.load(pk).metric_history or {})
 
     def create_blueprint(self, appbuilder: Any, *args: Any, **kwargs: Any) -> Any:
         blueprint = super().create_blueprint(appbuilder, *args, **kwargs)

@@ -106,6 +106,10 @@ class ModelVersion(IdMixin, TimestampMixin, Model):
     uri: Mapped[str] = mapped_column(sa.String(2048), nullable=False)
     framework: Mapped[str] = mapped_column(sa.String(32), default="pytorch", nullable=False)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    # Registered from a run: its parameters, and each metric's values per step ({"<name>": [{"step", "value"}]},
+    # myapp/outputs/run_summary.py); `metrics` then holds their last values.
+    params: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
+    metric_history: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict, nullable=False)
     task_run_id: Mapped[int | None] = mapped_column(sa.ForeignKey("task_run.id", ondelete="SET NULL"))
     stage: Mapped[ModelStage] = mapped_column(
         enum_column(ModelStage, "model_stage"), default=ModelStage.NONE, nullable=False

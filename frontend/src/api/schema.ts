@@ -353,6 +353,284 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/experiment/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["ExperimentOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        /** Create */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExperimentOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiment/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create an experiment from YAML, or replace the settings of one not started yet */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ExperimentYaml"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExperimentOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                413: components["responses"]["TooLarge"];
+                503: components["responses"]["Busy"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiment/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExperimentOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiment/{pk}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the experiment: every running trial's run is cancelled */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Message"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiment/{pk}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start an experiment not started yet */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ExperimentOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+                409: components["responses"]["Conflict"];
+                503: components["responses"]["Busy"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/image/": {
         parameters: {
             query?: never;
@@ -1932,6 +2210,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/model_version/{pk}/metric_history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each metric's values per step, as the run that registered the version reported them */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MetricHistory"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/notebook/": {
         parameters: {
             query?: never;
@@ -1999,6 +2319,48 @@ export interface paths {
                 503: components["responses"]["Busy"];
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notebook/project/{pk}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a notebook of the project (pk) may run, in the order to offer it: the platform's default images, the project's own, the shared catalog; only_defaults: nothing else exists yet */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotebookImageChoices"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3373,6 +3735,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/{pk}/running": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the project runs now (runs, notebooks, model servers, image builds): what deleting it stops */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunningWork"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/quota/": {
         parameters: {
             query?: never;
@@ -4721,6 +5125,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trial/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List, newest first; filter with ?field=value, page with ?page=&page_size= */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PageMeta"] & {
+                            items: components["schemas"]["TrialOut"][];
+                        };
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trial/{pk}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one by id */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TrialOut"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/user/": {
         parameters: {
             query?: never;
@@ -5162,6 +5650,19 @@ export interface components {
             /** @description null: schedulable; else cordoned, not ready or tainted ... */
             why: string | null;
         };
+        EarlyStopping: {
+            /** @enum {string} */
+            kind: "median" | "successive_halving" | "hyperband";
+            max_resource?: number;
+            /** @default 1 */
+            min_resource?: number;
+            /** @default 3 */
+            reduction_factor?: number;
+            /** @default 3 */
+            startup_trials?: number;
+            /** @default 0 */
+            warmup_steps?: number;
+        };
         Edge: {
             downstream_task_id: number;
             pipeline_id: number;
@@ -5178,6 +5679,61 @@ export interface components {
         Error: {
             errors?: components["schemas"]["FieldReason"][];
             message: string;
+        };
+        Experiment: {
+            /**
+             * @default tpe
+             * @enum {string}
+             */
+            algorithm?: "tpe" | "random" | "cmaes" | "grid" | "qmc" | "nsga2";
+            description?: string;
+            early_stopping?: (Record<string, never> | null) | components["schemas"]["EarlyStopping"];
+            /** @default 3 */
+            max_failed_trials?: number;
+            /** @default 10 */
+            max_trials?: number;
+            name: string;
+            objectives: components["schemas"]["Objective"][];
+            /** @default 1 */
+            parallel_trials?: number;
+            pipeline_id: number;
+            search_space: components["schemas"]["Parameter"][];
+            seed?: number | null;
+            /**
+             * @description start it at once (else: state created)
+             * @default true
+             */
+            start?: boolean;
+            time_limit_seconds?: number | null;
+        };
+        ExperimentOut: {
+            algorithm: string;
+            /** Format: date-time */
+            created_at: string;
+            created_by_id: number | null;
+            description: string;
+            early_stopping: ((Record<string, never> | null) | components["schemas"]["EarlyStopping"]) | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            max_failed_trials: number;
+            max_trials: number;
+            name: string;
+            objectives: components["schemas"]["Objective"][];
+            parallel_trials: number;
+            pipeline_id: number;
+            project_id: number;
+            reason: string | null;
+            search_space: components["schemas"]["Parameter"][];
+            seed: number | null;
+            /** Format: date-time */
+            started_at: string | null;
+            /** @enum {string} */
+            state: "created" | "running" | "succeeded" | "failed" | "cancelled";
+            time_limit_seconds: number | null;
+        };
+        ExperimentYaml: {
+            yaml: string;
         };
         FieldReason: {
             field: string;
@@ -5196,6 +5752,7 @@ export interface components {
                 [key: string]: unknown;
             };
             id?: number;
+            image?: string | null;
             key: string;
             name: string;
             position?: {
@@ -5452,6 +6009,7 @@ export interface components {
             kind: string;
             max_resources: components["schemas"]["Resources"];
             name: string;
+            pipeline_step: boolean;
             /** Format: date-time */
             updated_at: string;
             version: string;
@@ -5526,6 +6084,14 @@ export interface components {
         Message: {
             message: string;
         };
+        MetricHistory: {
+            metrics: {
+                [key: string]: {
+                    step: number;
+                    value: number;
+                }[];
+            };
+        };
         MetricSample: {
             cpu_cores: number | null;
             gpu_memory_bytes: number | null;
@@ -5559,6 +6125,9 @@ export interface components {
                 [key: string]: number;
             };
             name: string;
+            params?: {
+                [key: string]: unknown;
+            };
             project_id: number;
             signature?: components["schemas"]["Signature"];
             /** @enum {string} */
@@ -5579,6 +6148,9 @@ export interface components {
                 [key: string]: number;
             };
             name: string;
+            params: {
+                [key: string]: unknown;
+            };
             pipeline_id: number | null;
             project_id: number;
             run_id: number | null;
@@ -5609,6 +6181,16 @@ export interface components {
             resources?: components["schemas"]["Resources"];
             volume?: string | null;
         };
+        NotebookImageChoices: {
+            items: {
+                description: string;
+                environment: boolean;
+                /** @enum {string} */
+                group: "default" | "project" | "catalog";
+                image: string;
+            }[];
+            only_defaults: boolean;
+        };
         NotebookOut: {
             /** Format: date-time */
             created_at: string;
@@ -5633,6 +6215,14 @@ export interface components {
             url: string | null;
             volume: string | null;
         };
+        Objective: {
+            /**
+             * @default minimize
+             * @enum {string}
+             */
+            direction?: "minimize" | "maximize";
+            metric: string;
+        };
         OutputFile: {
             /** @description true: left on the Kubernetes outputs claim beyond the platform's copy; its download and preview answer 202 while the worker fetches it */
             on_claim?: boolean;
@@ -5647,6 +6237,17 @@ export interface components {
             /** @description 0-based */
             page: number;
             page_size: number;
+        };
+        Parameter: {
+            choices?: unknown[];
+            high?: number;
+            /** @default false */
+            log?: boolean;
+            low?: number;
+            name: string;
+            step?: number;
+            /** @enum {string} */
+            type: "float" | "int" | "categorical";
         };
         PasswordChanged: {
             /** @description only when the server generated it; shown once */
@@ -5718,6 +6319,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             created_by_id: number | null;
+            experiment_id: number | null;
             /** Format: date-time */
             finished_at: string | null;
             id: number;
@@ -5743,6 +6345,7 @@ export interface components {
             started_at: string | null;
             /** @enum {string} */
             state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            trial_number: number | null;
             /** @enum {string} */
             trigger: "manual" | "schedule" | "backfill" | "debug";
         };
@@ -5865,7 +6468,7 @@ export interface components {
             };
             nodes?: components["schemas"]["GroupNode"][];
             /** @enum {string} */
-            policy?: "gang-fifo" | "easy-backfill" | "tiresias" | "sieve";
+            policy?: "gang-fifo" | "easy-backfill" | "tiresias" | "tiresias-las" | "sieve";
             queue?: string | null;
             tolerations?: components["schemas"]["Toleration"][];
         };
@@ -5952,6 +6555,7 @@ export interface components {
                 /** Format: date-time */
                 created_at: string;
                 created_by_id: number | null;
+                experiment_id: number | null;
                 /** Format: date-time */
                 finished_at: string | null;
                 id: number;
@@ -5974,10 +6578,17 @@ export interface components {
                 started_at: string | null;
                 /** @enum {string} */
                 state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                trial_number: number | null;
                 /** @enum {string} */
                 trigger: "manual" | "schedule" | "backfill" | "debug";
             };
             task_runs: components["schemas"]["AttemptSummary"][];
+        };
+        RunningWork: {
+            builds: components["schemas"]["WorkItem"][];
+            notebooks: components["schemas"]["WorkItem"][];
+            runs: components["schemas"]["WorkItem"][];
+            services: components["schemas"]["WorkItem"][];
         };
         ServiceLogs: {
             items: {
@@ -6026,7 +6637,7 @@ export interface components {
             jobs?: number;
             max_preemptions?: number;
             points?: number;
-            policies: ("gang-fifo" | "easy-backfill" | "tiresias" | "sieve")[];
+            policies: ("gang-fifo" | "easy-backfill" | "tiresias" | "tiresias-las" | "sieve")[];
             trace: string;
         };
         Simulation: {
@@ -6092,6 +6703,7 @@ export interface components {
             args?: {
                 [key: string]: unknown;
             };
+            image?: string | null;
             name: string;
             pipeline_id: number;
             position?: {
@@ -6125,6 +6737,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             id: number;
+            image: string | null;
             name: string;
             pipeline_id: number;
             position: {
@@ -6199,6 +6812,26 @@ export interface components {
             tolerationSeconds?: number;
             value?: string;
         };
+        TrialOut: {
+            /** Format: date-time */
+            created_at: string;
+            experiment_id: number;
+            /** Format: date-time */
+            finished_at: string | null;
+            id: number;
+            intermediate: number[][];
+            number: number;
+            parameters: {
+                [key: string]: unknown;
+            };
+            pipeline_run_id: number | null;
+            project_id: number;
+            pruned_step: number | null;
+            reason: string | null;
+            /** @enum {string} */
+            state: "running" | "complete" | "pruned" | "failed" | "cancelled";
+            values: number[] | null;
+        };
         UsageReport: {
             items: components["schemas"]["GroupUsage"][];
         };
@@ -6239,6 +6872,11 @@ export interface components {
         WebhookSecret: {
             /** @description HMAC-SHA256 key of X-Myapp-Signature; null until the pipeline has a webhook */
             secret: string | null;
+        };
+        WorkItem: {
+            id: number;
+            name: string;
+            state: string;
         };
     };
     responses: {
