@@ -19,6 +19,7 @@ const NotebooksPage = lazy(() => import("./pages/notebooks/NotebooksPage"));
 const ImagesPage = lazy(() => import("./pages/images/ImagesPage"));
 const ModelsPage = lazy(() => import("./pages/models/ModelsPage"));
 const ServicesPage = lazy(() => import("./pages/services/ServicesPage"));
+const ProjectsPage = lazy(() => import("./pages/projects/ProjectsPage"));
 
 export function App() {
   return <SessionProvider>{(ready) => (ready ? <Gate /> : <Loading />)}</SessionProvider>;
@@ -40,6 +41,8 @@ interface Route {
   pattern: string;
   render: (params: Record<string, string>) => ReactNode;
   admin?: boolean;
+  /** Open without a selected project (creating the first one). */
+  anyProject?: boolean;
 }
 
 const ROUTES: Route[] = [
@@ -55,6 +58,7 @@ const ROUTES: Route[] = [
   { pattern: "/models", render: () => <ModelsPage /> },
   { pattern: "/services", render: () => <ServicesPage /> },
   { pattern: "/members", render: () => <MembersPage /> },
+  { pattern: "/projects", render: () => <ProjectsPage />, anyProject: true },
   { pattern: "/users", render: () => <UsersPage />, admin: true },
   { pattern: "/admin", render: () => <AdminPage tab="clusters" />, admin: true },
   { pattern: "/admin/:tab", render: (p) => <AdminPage tab={p.tab} />, admin: true },
@@ -71,7 +75,7 @@ function Shell() {
     const params = matchRoute(route.pattern, path);
     if (!params) continue;
     if (route.admin && !me?.is_admin) page = <p role="alert">Only administrators can open this page.</p>;
-    else if (!project && !route.admin) page = <NoProject />;
+    else if (!project && !route.admin && !route.anyProject) page = <NoProject />;
     else page = route.render(params);
     break;
   }
@@ -86,8 +90,17 @@ function Shell() {
 }
 
 function NoProject() {
-  return <p>You are not a member of any project yet. Ask a project owner or an administrator to add you.</p>;
+  return (
+    <section className="empty-state">
+      <h1>No project yet</h1>
+      <p>Pipelines, notebooks, models and services live in a project. Create one (you will be its owner), or ask a
+        project owner to add you to theirs.</p>
+      <Link to="/projects?new=1" className="button primary">Create a project</Link>
+    </section>
+  );
 }
+
+const NEW_PROJECT = "new";
 
 function TopBar() {
   const { me, project, setProjectId, logout } = useSession();
@@ -109,10 +122,18 @@ function TopBar() {
       <label className="project-switcher">
         <span>Project</span>
         <select aria-label="Project" value={project?.id ?? ""}
-          onChange={(e) => setProjectId(Number(e.target.value))}>
+          onChange={(e) => {
+            if (e.target.value === NEW_PROJECT) navigate("/projects?new=1");
+            else setProjectId(Number(e.target.value));
+          }}>
+          {!project && <option value="">no project</option>}
           {(me?.projects ?? []).map((p) => <option key={p.id} value={p.id}>{p.name} ({p.role})</option>)}
+          <option value={NEW_PROJECT}>New project…</option>
         </select>
       </label>
+      <Link to="/projects" className="projects-link" aria-current={path === "/projects" ? "page" : undefined}>
+        Projects
+      </Link>
       <nav aria-label="Main">
         {nav.map((item) => (
           <Link key={item.to} to={item.to} aria-current={path.startsWith(item.to) ? "page" : undefined}>

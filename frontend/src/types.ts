@@ -75,6 +75,9 @@ export type QuotaBody = Schemas["Quota"];
 
 // ---- admin: projects, clusters, capacity ---------------------------------------------------------------
 export type Project = Schemas["ProjectOut"];
+export type ProjectBody = Schemas["Project"];
+/** What a project runs now: what deleting it stops (GET /project/{id}/running). */
+export type RunningWork = Schemas["RunningWork"];
 export type Cluster = Schemas["ClusterOut"];
 export type ClusterKind = Cluster["kind"];
 export type ServingEngine = Cluster["serving_engine"];

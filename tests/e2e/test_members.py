@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from tests.e2e.support import Page, sign_in
+from tests.support import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
@@ -161,3 +162,71 @@ def test_members_and_users(platform, browser, tab):
     assert unexpected(member_tab.errors, 401) == [], member_tab.errors
     owner_tab.context.close()
     member_tab.context.close()
+
+
+HOLD = """
+name: hold
+project: {project}
+tasks:
+  - name: wait
+    template: python
+    args: {{script: "import time; time.sleep(600)"}}
+"""
+
+
+def test_a_newcomer_creates_a_project_and_deletes_it_with_its_running_work(platform, tab):
+    """A user without a project signs in from the site's root (the address bar follows `next`), finds the
+    way to create one, owns it, and deletes it while a run of it runs: the dialog lists the run, and its
+    job is stopped and removed, not left running unowned."""
+    suffix = uuid.uuid4().hex[:6]
+    name, project_name = f"nina-{suffix}", f"lab-{suffix}"
+    user = platform.api("POST", "/api/v1/user/", json={
+        "username": name, "first_name": "Nina", "last_name": "New", "email": f"{name}@example.org",
+        "generate_password": True})
+    page = tab.page
+    page.goto(f"{platform.base}/")
+    page.wait_for_url(re.compile(r".*/ui/login\?next=%2F$"))
+    page.get_by_label("Username").fill(name)
+    page.get_by_label("Password").fill(user["generated_password"])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+    # Signed in already, the sign-in page goes on to `next` (same-site paths only).
+    page.goto(f"{platform.base}/ui/login?next=%2Fprojects")
+    page.wait_for_url(re.compile(r".*/ui/projects$"))
+    page.goto(f"{platform.base}/ui/login?next=%2F%2Fevil.example")
+    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+
+    page.get_by_role("heading", name="No project yet").wait_for()
+    tab.shot("no-project")
+    page.get_by_role("link", name="Create a project").click()
+    dialog = page.get_by_role("dialog", name="New project")
+    dialog.locator("input[name=name]").fill(project_name)
+    assert f"run: {project_name}." in dialog.get_by_text("Where its jobs").inner_text()  # the namespace it gets
+    dialog.get_by_label("Description").fill("Where Nina tries things")
+    dialog.get_by_role("button", name="Create project").click()
+    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+    assert page.get_by_label("Project").locator("option:checked").inner_text() == f"{project_name} (owner)"
+
+    pipeline = platform.api("POST", "/api/v1/pipeline/import", json={"yaml": HOLD.format(project=project_name)})
+    run = platform.api("POST", "/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]})
+    attempts = f"/api/v1/task_run/?pipeline_run_id={run['id']}"
+    wait_until(lambda: [a for a in platform.api("GET", attempts)["items"] if a["state"] == "running"],
+               timeout=90, interval=1, what="the run's task to run")
+    job = platform.api("GET", attempts)["items"][0]["backend_ref"]
+    folder = platform.home / "jobs" / job["namespace"] / job["job_name"]
+    assert folder.is_dir()
+
+    page.get_by_role("link", name="Projects", exact=True).click()
+    row = page.locator(f"tr[data-project='{project_name}']")
+    row.get_by_role("button", name="Delete").click()
+    dialog = page.get_by_role("dialog", name=f"Delete project {project_name}?")
+    work = dialog.get_by_role("group", name="Running work")
+    work.wait_for()
+    assert f"1 run: hold run #{run['id']} (running)" in work.inner_text()
+    tab.shot("delete-lists-running-work")
+    dialog.get_by_role("button", name="Stop everything and delete").click()
+    page.get_by_role("status").filter(has_text=f"Deleted project {project_name}").wait_for()
+    assert page.get_by_label("Project").input_value() == ""  # the switcher has no project again
+    wait_until(lambda: not folder.exists(), timeout=60, interval=1, what="the deleted project's job to be removed")
+    tab.shot("deleted")
+    assert unexpected(tab.errors) == [], tab.errors
