@@ -241,8 +241,8 @@ def forget_environment(image: Image) -> None:
 
 
 def image_usage(reference: str, project_id: int) -> dict[str, Any]:
-    """Users of an image the caller may see: the project's notebooks and tasks (a task's ``image`` argument),
-    the catalog's templates."""
+    """Users of an image the caller may see: the project's notebooks and tasks (a task's chosen ``image``, or
+    an ``image`` argument), the catalog's templates."""
     projects = visible_project_ids()
     notebooks = db.session.execute(sa.select(Notebook.id, Notebook.name, Notebook.project_id)
                                    .filter_by(image=reference, project_id=project_id).order_by(Notebook.id))
@@ -250,10 +250,10 @@ def image_usage(reference: str, project_id: int) -> dict[str, Any]:
                                    .filter_by(image=reference).order_by(JobTemplate.name))
     tasks = []
     if projects is None or project_id in projects:
-        rows = db.session.execute(sa.select(Task.id, Task.name, Task.pipeline_id, Task.args)
+        rows = db.session.execute(sa.select(Task.id, Task.name, Task.pipeline_id, Task.args, Task.image)
                                   .filter_by(project_id=project_id).order_by(Task.id))
         tasks = [{"id": r.id, "name": r.name, "pipeline_id": r.pipeline_id} for r in rows
-                 if isinstance(r.args, dict) and r.args.get("image") == reference]
+                 if r.image == reference or (isinstance(r.args, dict) and r.args.get("image") == reference)]
     return {"image": reference,
             "notebooks": [{"id": r.id, "name": r.name, "project_id": r.project_id} for r in notebooks],
             "templates": [{"id": r.id, "name": r.name, "version": r.version} for r in templates],

@@ -94,6 +94,9 @@ class Task(IdMixin, TimestampMixin, Model):
     )
     # Where the editor drew it; layout only, never semantics.
     position: Mapped[dict[str, float]] = mapped_column(JSONType, default=dict, nullable=False)
+    # The image (`repository:tag`) its containers run instead of the template's: one of the catalog's or of
+    # its project's (a built environment locally); None runs the template's (myapp/pipelines/images.py).
+    image: Mapped[str | None] = mapped_column(sa.String(512))
 
     pipeline: Mapped[Pipeline] = relationship(
         back_populates="tasks", foreign_keys=[pipeline_id],

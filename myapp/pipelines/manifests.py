@@ -12,9 +12,11 @@ from ..outputs.declarations import attempt_dir, resolve, sample_paths
 from ..rendering import ArgumentError, RenderContext, RenderError, render, validate_args
 from ..rendering import ResourceGroup as GroupSpec
 from ..rendering.contract import run_token_secret
+from ..rendering.image_choice import with_image
 from ..rendering.kinds.service import pipeline_refusal
 from ..rendering.quantity import resolve_resources
 from ..rendering.volcano_queue import VOLCANO_DEFAULT_QUEUE, Amount, QuotaShare, VolcanoQueue, queue_spec
+from .images import visible_image
 from .macros import SAMPLE_VALUES, macro_values, substitute
 
 TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
@@ -63,7 +65,16 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group),
                         api_token_secret=run_token_secret(run_id) if run_id != "" else "", output_dir=output_dir)
-    return render(template_data(template), task.args if args is None else args, ctx, task.resources or None)
+    return render(with_image(template_data(template), task_image(task)), task.args if args is None else args, ctx,
+                  task.resources or None)
+
+
+def task_image(task: Task) -> str | None:
+    """The image the task chose, still one its project may use (it was when the task was saved, but an
+    admin may have removed it since: the attempt fails saying so rather than run something else)."""
+    if task.image is not None and visible_image(task.image, task.project_id) is None:
+        raise ArgumentError("image", f"image {task.image!r} is no longer in the catalog or the project's images")
+    return task.image
 
 
 def preview_task(task: Task) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from ..models import ConcurrencyPolicy, JobTemplate, Pipeline, ResourceGroup, Ta
 from ..models.pipeline import WEBHOOK_EVENTS
 from ..rendering import ArgumentError
 from ..rendering.kinds.service import pipeline_refusal
+from .images import check_task_image
 from .manifests import check_task_inputs
 from .notify import check_url, give_secret
 
@@ -29,7 +30,7 @@ from .notify import check_url, give_secret
 PIPELINE_SETTINGS = ("description", "schedule", "parameters", "paused", "max_active_runs", "concurrency_policy",
                      "depends_on_past", "webhook_url", "webhook_events")
 # What a task is besides its name and template; each has a default.
-TASK_SETTINGS = ("args", "resources", "resource_group_id", "retries", "retry_delay", "timeout", "trigger_rule",
+TASK_SETTINGS = ("args", "resources", "resource_group_id", "image", "retries", "retry_delay", "timeout", "trigger_rule",
                  "position")
 TASK_FIELDS = ("name", "template_id", *TASK_SETTINGS)
 
@@ -78,6 +79,9 @@ class TaskSettingsSchema(StrictSchema):
     name = DnsLabel(required=True)
     args = fields.Dict(keys=fields.String())
     resources = fields.Nested(ResourcesSchema)
+    # `repository:tag` of a catalog image or one of the project's (an environment it built); null: the
+    # template's image. Only templates running the user's code may choose (rendering/image_choice.py).
+    image = fields.String(allow_none=True, validate=validate.Length(1, 512))
     retries = Int(0, 100)
     retry_delay = Int(0, 86_400)
     timeout = Int(1, 30 * 86_400, allow_none=True)
@@ -127,6 +131,8 @@ def save_task(pipeline: Pipeline, values: Mapping[str, Any], row: Task | None = 
     group_id = settings["resource_group_id"]
     if group_id is not None and db.session.get(ResourceGroup, group_id) is None:
         raise FieldError(f"{prefix}resource_group_id", f"resource group {group_id} not found", Kind.NOT_FOUND)
+    check_task_image({"name": template.name, "kind": template.kind}, settings["image"], pipeline.project_id,
+                     f"{prefix}image")
     try:
         check_task_inputs(template, settings["args"], settings["resources"], pipeline.parameters)
     except ArgumentError as exc:

@@ -36,9 +36,11 @@ def every_setting_pipeline(admin, user) -> dict:
         "max_active_runs": 3, "concurrency_policy": "skip", "depends_on_past": True,
         "webhook_url": "http://hooks.local/notify", "webhook_events": ["run.failed", "task.failed"]}))
     tpl, group = cat["job_template"], cat["resource_group"]
+    image = admin.get(f"/api/v1/image/{cat['image']}").get_json()
 
     def task(key, name, **fields):
-        return {"key": key, "name": name, "template_id": tpl, "resource_group_id": group, **fields}
+        return {"key": key, "name": name, "template_id": tpl, "resource_group_id": group,
+                "image": f"{image['repository']}:{image['tag']}", **fields}
 
     graph = user.put(f"/api/v1/pipeline/{pipe['id']}/graph", json={"tasks": [
         task("a", "prepare", args={"epochs": 5}, resources={"cpu": "2", "memory": "2Gi"}, retries=3, retry_delay=5,
@@ -132,8 +134,8 @@ def test_yaml_carries_every_setting_and_round_trips(app, admin, user):
     text = export(user, source_id)
     doc = yaml.safe_load(text)
     assert list(doc) == ["name", "project", *PIPELINE_SETTINGS, "tasks"]
-    task_keys = ["name", "template", "args", "resources", "resource_group", "retries", "retry_delay", "timeout",
-                 "trigger_rule", "position"]
+    task_keys = ["name", "template", "args", "resources", "resource_group", "image", "retries", "retry_delay",
+                 "timeout", "trigger_rule", "position"]
     assert [list(t) for t in doc["tasks"]] == [task_keys, [*task_keys, "depends_on"], [*task_keys, "depends_on"]]
     assert doc["tasks"][0]["resource_group"] == admin.get(
         f"/api/v1/resource_group/{world['catalog']['resource_group']}").get_json()["name"]
