@@ -46,6 +46,12 @@ function only(key: string): Selection {
   return { nodes: new Set([key]), edges: new Set() };
 }
 
+/** The selection, unless a task is selected: the form being typed into stays where it is (the problem
+ * banner names the other tasks), so the next keystroke never lands in another task. */
+function unlessATask(fallback: Selection): (selection: Selection) => Selection {
+  return (selection) => (selection.nodes.size ? selection : fallback);
+}
+
 // validateTask's answers by task object (draft tasks are immutable: an edit makes a new object), so a
 // change re-validates only the tasks it touched; entries go with their tasks.
 const checked = new WeakMap<DraftTask, { template?: JobTemplate; duplicate: boolean; errors: FieldErrors }>();
@@ -154,8 +160,13 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
   }, []);
 
   const onEdit = useCallback<TaskEdit>((key, field, change) => {
+    const task = field === "name" ? draftRef.current.tasks.find((t) => t.key === key) : undefined;
+    if (task) {
+      dispatch({ type: "rename", key, name: change(task).name });
+      return;
+    }
     dispatch({ type: "change", change: (d) => updateTask(d, key, change), coalesce: `${key}:${field}`, field: { key, name: field } });
-  }, []);
+  }, [draftRef]);
   const onFieldBlur = useCallback(() => dispatch({ type: "seal" }), []);
 
   const fitSoon = useCallback(() => {
@@ -178,7 +189,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         message: `Fix the marked fields first: ${broken.length === 1 ? "task" : "tasks"} ${broken.map((t) => t.name || "(unnamed)").join(", ")}.`,
         details: [],
       });
-      setSelection(only(broken[0].key));
+      setSelection(unlessATask(only(broken[0].key)));
       return false;
     }
     setBusy("saving");
@@ -196,7 +207,7 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
         const mapped = mapServerErrors(err.errors, request);
         dispatch({ type: "serverErrors", errors: mapped.byTask });
         const firstBad = request.tasks.find((t) => mapped.byTask[t.key]);
-        if (firstBad) setSelection(only(firstBad.key));
+        if (firstBad) setSelection(unlessATask(only(firstBad.key)));
         const refused = request.tasks.flatMap((t) => Object.entries(mapped.byTask[t.key] ?? {})
           .map(([field, reason]) => `${t.name} › ${field.replace(/^args\./, "")}: ${reason}`));
         const message = refused.length ? "Not saved: the server refused these fields (marked on the tasks)." : `Not saved: ${err.message}`;

@@ -58,3 +58,43 @@ describe("editor state", () => {
     expect("id" in state.history.present.tasks[0]).toBe(false);
   });
 });
+
+describe("renaming a task", () => {
+  // prepare (n1), prep (n2), train (n3) reading both by reference.
+  function pipeline(): EditorState {
+    let state = initialState(EMPTY_DRAFT);
+    for (let i = 0; i < 3; i++) state = changed(state, add);
+    state = changed(state, (d) => ({ ...d, tasks: d.tasks.map((t, i) => ({ ...t, name: ["prepare", "prep", "train"][i] })) }));
+    return changed(state, (d) => setArg(d, "n3", "script",
+      "open('{{ tasks.prepare.outputs.data.csv }}'); open('{{tasks.prep.outputs.x}}'); # tasks.prepare.outputs"));
+  }
+  const typed = (state: EditorState, ...names: string[]) =>
+    names.reduce((s, name) => editorReducer(s, { type: "rename", key: "n1", name }), state);
+
+  it("carries the new name into the other tasks' output references", () => {
+    const before = pipeline();
+    const state = typed(before, "prepare-data");
+    expect(state.history.present.tasks.map((t) => t.name)).toEqual(["prepare-data", "prep", "train"]);
+    expect(state.history.present.tasks[2].args.script).toBe(
+      "open('{{ tasks.prepare-data.outputs.data.csv }}'); open('{{tasks.prep.outputs.x}}'); # tasks.prepare.outputs");
+    expect(state.history.present.tasks[1]).toBe(before.history.present.tasks[1]); // untouched tasks stay shared
+  });
+
+  it("never takes another task's references when typed through its name, and undoes in one step", () => {
+    const before = pipeline();
+    let state = typed(before, "prepar", "prepa", "prep", "prep-", "prep-d");
+    expect(state.history.present.tasks[2].args.script).toBe(
+      "open('{{ tasks.prep-d.outputs.data.csv }}'); open('{{tasks.prep.outputs.x}}'); # tasks.prepare.outputs");
+    state = editorReducer(state, { type: "undo" });
+    expect(state.history.present).toBe(before.history.present);
+  });
+
+  it("leaves references alone while two tasks share the old name, and a new run starts from the last name", () => {
+    let state = typed(pipeline(), "prep");
+    state = editorReducer(state, { type: "seal" });
+    state = typed(state, "prep-2");
+    // Which of the two "prep" the references meant is not known: they stay.
+    expect(state.history.present.tasks[2].args.script).toContain("{{ tasks.prep.outputs.data.csv }}");
+    expect(state.history.present.tasks[2].args.script).toContain("{{tasks.prep.outputs.x}}");
+  });
+});

@@ -1,7 +1,7 @@
 // The editor's state: the draft with its undo history, what was last saved (dirty = differs from
 // it), and the server's errors from the last save by task key and field.
 import { commit, createHistory, redo, seal, undo, type History } from "./history";
-import { reconcileIds, type Draft, type DraftTask } from "./model";
+import { reconcileIds, renameTask, type Draft, type DraftTask } from "./model";
 
 export type ServerErrors = Record<string, Record<string, string>>;
 
@@ -14,6 +14,8 @@ export interface EditorState {
 export type EditorAction =
   /** Apply `change` to the draft; `coalesce` merges a run of edits to one field into one undo step. */
   | { type: "change"; change: (draft: Draft) => Draft; coalesce?: string; field?: { key: string; name: string } }
+  /** Rename a task, carrying the rename into the output references to it (one undo step per run of keys). */
+  | { type: "rename"; key: string; name: string }
   | { type: "undo" }
   | { type: "redo" }
   | { type: "seal" }
@@ -44,6 +46,17 @@ export function editorReducer(state: EditorState, action: EditorAction): EditorS
         ? withoutError(state.serverErrors, action.field.key, action.field.name) : state.serverErrors;
       return history === state.history && serverErrors === state.serverErrors
         ? state : { ...state, history, serverErrors };
+    }
+    case "rename": {
+      // A run of keystrokes renames from the name the run started with: a name typed through another
+      // task's name on its way ("prepare" → "prep" → "prep-data") never takes that task's references.
+      const coalesce = `${action.key}:name`;
+      const { past, present } = state.history;
+      const base = state.history.coalesce === coalesce && past.length ? past[past.length - 1] : present;
+      return editorReducer(state, {
+        type: "change", change: () => renameTask(base, action.key, action.name), coalesce,
+        field: { key: action.key, name: "name" },
+      });
     }
     case "undo":
       return { ...state, history: undo(state.history) };

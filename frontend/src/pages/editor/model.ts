@@ -145,6 +145,33 @@ export function updateTask(draft: Draft, key: string, change: (task: DraftTask) 
   return changed ? { ...draft, tasks } : draft;
 }
 
+/** An output reference's head naming `name`: `{{ tasks.<name>.outputs.` (docs/outputs.md). */
+function referenceHead(name: string): RegExp {
+  return new RegExp(`(\\{\\{\\s*tasks\\.)${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(\\.outputs\\.)`, "g");
+}
+
+/**
+ * Rename a task, and the output references to it in every task's arguments with it, so the pipeline
+ * still saves. References stay as written when another task bears the old name too (they may mean it).
+ */
+export function renameTask(draft: Draft, key: string, name: string): Draft {
+  const renamed = draft.tasks.find((t) => t.key === key);
+  if (!renamed || renamed.name === name) return draft;
+  const ambiguous = draft.tasks.some((t) => t.key !== key && t.name === renamed.name);
+  const head = referenceHead(renamed.name);
+  const tasks = draft.tasks.map((t) => {
+    const task = t.key === key ? { ...t, name } : t;
+    if (ambiguous) return task;
+    let args = task.args;
+    for (const [arg, text] of Object.entries(task.args)) {
+      const carried = text.replace(head, (_, open: string, rest: string) => `${open}${name}${rest}`);
+      if (carried !== text) args = { ...args, [arg]: carried };
+    }
+    return args === task.args ? task : { ...task, args };
+  });
+  return { ...draft, tasks };
+}
+
 export function setArg(draft: Draft, key: string, name: string, text: string): Draft {
   return updateTask(draft, key, (t) => (t.args[name] ?? "") === text ? t : { ...t, args: { ...t.args, [name]: text } });
 }
