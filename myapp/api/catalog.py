@@ -11,12 +11,12 @@ from ..models import Image, JobTemplate, ProjectRole
 from ..outputs.declarations import OUTPUTS_KEY, OutputError, check_declaration
 from ..rendering.args import SchemaError, check_property
 from ..rendering.catalog import template_resources
-from ..rendering.kinds import KINDS
+from ..rendering.kinds import KINDS, pipeline_refusal
 from .base import ResourceApi
 from .errors import FieldError, NotFound
 from .id_list import in_ids
 from .images import forget_environment
-from .responses import ARGS_SCHEMA
+from .responses import ARGS_SCHEMA, BOOLEAN
 from .scope import check_project, visible_project_ids
 
 
@@ -95,7 +95,11 @@ class JobTemplateApi(ResourceApi):
     filters = ("name", "kind", "category", "builtin")
     orders = ("id", "name", "category")
     immutable = ("name", "version", "kind")
-    output_fields = {"args_schema": ARGS_SCHEMA}
+    # pipeline_step: whether a pipeline task may use it (the editor's palette offers only those).
+    output_fields = {"args_schema": ARGS_SCHEMA, "pipeline_step": BOOLEAN}
+
+    def present(self, obj: JobTemplate) -> dict[str, Any]:
+        return super().present(obj) | {"pipeline_step": pipeline_refusal(obj.kind) is None}
 
     def before_save(self, obj: JobTemplate, data: dict[str, Any], creating: bool) -> None:
         # As strict as the catalog's files: a template without a default cpu and memory would only

@@ -1,6 +1,7 @@
 """A pipeline never starts a model server of its own: a task of a template of kind `service`
 (deploy-service) is refused when saved, naming the field, and one stored before the rule fails to
-render with the reason; serve-model, which asks the API for an inference service, is accepted."""
+render with the reason; serve-model, which asks the API for an inference service, is accepted. Nor is a
+notebook a task (it never runs to completion); the catalog says which templates a task may use."""
 from __future__ import annotations
 
 import pytest
@@ -54,3 +55,9 @@ def test_a_task_stored_before_the_rule_fails_to_render_with_the_reason(app, cata
         with pytest.raises(ArgumentError, match="serve-model") as caught:
             render_task(task, run_id=7)
         assert caught.value.field == "template"
+
+
+def test_the_catalog_says_which_templates_a_task_may_use(catalog, user):
+    steps = {t["name"]: t["pipeline_step"] for t in user.get("/api/v1/job_template/?page_size=100").get_json()["items"]}
+    assert steps["notebook"] is False and steps["deploy-service"] is False
+    assert steps["python"] is True and steps["serve-model"] is True and steps["pytorch-ddp"] is True

@@ -10,4 +10,16 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     serving.MODEL_SERVER, serving.ROUTER, serving.TRAFFIC, serving.KSERVE,
 )}
 
-__all__ = ["KINDS", "Build", "Kind"]
+
+def pipeline_refusal(kind: str) -> str | None:
+    """Why a pipeline task may not use a template of this kind (None: it may). A task runs to completion
+    (its run waits for it): a notebook or a server never does, and a server belongs to an inference service."""
+    if (refusal := service.pipeline_refusal(kind)) is not None:
+        return refusal
+    known = KINDS.get(kind)
+    if known is None or not known.batch:
+        return f"a template of kind {kind} does not run to completion, as a pipeline task must"
+    return None
+
+
+__all__ = ["KINDS", "Build", "Kind", "pipeline_refusal"]

@@ -3,7 +3,7 @@
 // nodes skip unchanged tasks), and turns React Flow's changes back into draft operations.
 import { memo, useCallback, useMemo, useRef, useState, type DragEvent } from "react";
 import {
-  Background, Controls, MiniMap, ReactFlow, useReactFlow, type Connection, type Edge as FlowEdge, type EdgeChange,
+  Background, Controls, MarkerType, MiniMap, ReactFlow, useReactFlow, type Connection, type Edge as FlowEdge, type EdgeChange,
   type NodeChange,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
@@ -45,12 +45,17 @@ function toggled(set: ReadonlySet<string>, changes: { id: string; selected: bool
 }
 
 const DELETE_KEYS = ["Delete", "Backspace"];
+// An arrowhead at the downstream end: which task runs after which reads off the canvas (as in the run view).
+const DEFAULT_EDGE = { type: "smoothstep", markerEnd: { type: MarkerType.ArrowClosed, width: 18, height: 18 } };
 const FIT_VIEW_OPTIONS = { padding: 0.15, maxZoom: 1.2 };
 
 export const Canvas = memo(function Canvas(props: CanvasProps) {
   const { tasks, edges, templates, invalidKeys, selection, readOnly } = props;
   const { onSelectionChange, onMove, onConnect, onDelete, onDropTemplate } = props;
   const { screenToFlowPosition } = useReactFlow();
+  // Fit the view to the graph it opens with, and never later: on an empty canvas React Flow would keep
+  // the fit queued and jump to the first dropped node, which then no longer sits where it was dropped.
+  const [fitOnOpen] = useState(tasks.length > 0);
   // Sizes React Flow measured (it needs them back on every node object) and positions mid-drag.
   const [sizes, setSizes] = useState<ReadonlyMap<string, Size>>(new Map());
   const [dragging, setDragging] = useState<ReadonlyMap<string, Point>>(new Map());
@@ -162,10 +167,10 @@ export const Canvas = memo(function Canvas(props: CanvasProps) {
         nodesConnectable={!readOnly}
         edgesReconnectable={false}
         deleteKeyCode={readOnly ? null : DELETE_KEYS}
-        fitView
+        fitView={fitOnOpen}
         fitViewOptions={FIT_VIEW_OPTIONS}
         minZoom={0.05}
-        defaultEdgeOptions={{ type: "smoothstep" }}
+        defaultEdgeOptions={DEFAULT_EDGE}
         aria-label="Pipeline graph"
       >
         <Background gap={16} />

@@ -5,6 +5,23 @@ import type { JobTemplate } from "../../types";
 /** The drag payload's type: the template id. */
 export const TEMPLATE_MIME = "application/x-myapp-template";
 
+/** The templates a task may use that match every word of `query`, by category, sorted. */
+export function paletteGroups(templates: JobTemplate[], query: string): [string, JobTemplate[]][] {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const byCategory = new Map<string, JobTemplate[]>();
+  const sorted = [...templates].sort((a, b) => a.category.localeCompare(b.category) || a.name.localeCompare(b.name));
+  for (const t of sorted) {
+    // The server says which templates a task may use (a notebook or a model server never runs to
+    // completion, so it refuses them as tasks).
+    if (!t.pipeline_step) continue;
+    const text = `${t.name} ${t.category} ${t.kind} ${t.description}`.toLowerCase();
+    if (!words.every((w) => text.includes(w))) continue;
+    const category = t.category || "other";
+    byCategory.set(category, [...(byCategory.get(category) ?? []), t]);
+  }
+  return [...byCategory];
+}
+
 interface PaletteProps {
   templates: JobTemplate[];
   onAdd: (template: JobTemplate) => void;
@@ -12,21 +29,7 @@ interface PaletteProps {
 
 export const Palette = memo(function Palette({ templates, onAdd }: PaletteProps) {
   const [query, setQuery] = useState("");
-  const groups = useMemo(() => {
-    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
-    const byCategory = new Map<string, JobTemplate[]>();
-    const sorted = [...templates].sort((a, b) => a.category.localeCompare(b.category) || a.name.localeCompare(b.name));
-    for (const t of sorted) {
-      // A "service" template runs the serving controller's servers, never a pipeline task (the server
-      // refuses it: use serve-model, which updates a managed inference service).
-      if (t.kind === "service") continue;
-      const text = `${t.name} ${t.category} ${t.kind} ${t.description}`.toLowerCase();
-      if (!words.every((w) => text.includes(w))) continue;
-      const category = t.category || "other";
-      byCategory.set(category, [...(byCategory.get(category) ?? []), t]);
-    }
-    return [...byCategory];
-  }, [templates, query]);
+  const groups = useMemo(() => paletteGroups(templates, query), [templates, query]);
 
   const onDragStart = (event: DragEvent<HTMLButtonElement>, template: JobTemplate) => {
     event.dataTransfer.setData(TEMPLATE_MIME, String(template.id));
@@ -42,7 +45,7 @@ export const Palette = memo(function Palette({ templates, onAdd }: PaletteProps)
       {groups.length === 0 && <p className="muted">{templates.length ? "No template matches." : "No templates."}</p>}
       {groups.map(([category, items]) => (
         <section key={category}>
-          <h3>{category}</h3>
+          <h2>{category}</h2>
           <ul>
             {items.map((t) => (
               <li key={t.id}>

@@ -8,6 +8,6 @@ export function template(id: number, name: string, extra: Partial<JobTemplate> =
   return {
     id, name, version: "1.0.0", description: "", category: "training", kind: "job", image: "img", command: [],
     args_schema: {}, default_resources: { cpu: "1", memory: "2Gi", gpu: 0 }, max_resources: { cpu: "8", memory: "32Gi", gpu: 2 },
-    env: {}, builtin: true, checkpoints: false, created_at: STAMP, updated_at: STAMP, ...extra,
+    env: {}, builtin: true, checkpoints: false, pipeline_step: true, created_at: STAMP, updated_at: STAMP, ...extra,
   };
 }
