@@ -99,87 +99,90 @@ export function SettingsDialog({ pipeline, readOnly, onSaved, onClose }: Setting
   return (
     <Dialog title={`Settings of ${pipeline.name}`} onClose={onClose} wide>
       <form className="settings-form" onSubmit={submit} noValidate>
-        <fieldset disabled={readOnly}>
-          <Field id="settings-description" label="Description" error={serverReason("description")}>
-            {(input) => <textarea {...input} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} />}
-          </Field>
-          <Field id="settings-schedule" label="Schedule" error={serverReason("schedule")}
-            hint="Cron expression, e.g. 0 2 * * *; empty = runs start only by hand or by API.">
-            {(input) => <input {...input} type="text" value={schedule} spellCheck={false} autoComplete="off"
-              onChange={(e) => setSchedule(e.target.value)} />}
-          </Field>
-          <div className="field">
-            <label className="inline">
-              <input type="checkbox" checked={paused} aria-describedby="settings-paused-hint"
-                onChange={(e) => setPaused(e.target.checked)} />
-              Paused
-            </label>
-            <div className="hint" id="settings-paused-hint">While paused, no scheduled runs start.</div>
-          </div>
-          <div className="form-row">
-            <Field id="settings-max-active" label="Max active runs" error={maxActiveError} hint="1 to 100">
-              {(input) => <input {...input} type="text" inputMode="numeric" value={maxActive}
-                onChange={(e) => setMaxActive(e.target.value)} />}
+        {/* The fields scroll; the error and the buttons below them stay in view (dialog.css). */}
+        <div className="dialog-body">
+          <fieldset disabled={readOnly}>
+            <Field id="settings-description" label="Description" error={serverReason("description")}>
+              {(input) => <textarea {...input} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} />}
             </Field>
-            <Field id="settings-policy" label="Concurrency policy" error={serverReason("concurrency_policy")}
-              hint="When a run starts while max active runs are running">
-              {(input) => (
-                <select {...input} value={policy} onChange={(e) => setPolicy(e.target.value as ConcurrencyPolicy)}>
-                  {POLICIES.map((p) => <option key={p.value} value={p.value}>{p.label}</option>)}
-                </select>
-              )}
+            <Field id="settings-schedule" label="Schedule" error={serverReason("schedule")}
+              hint="Cron expression, e.g. 0 2 * * *; empty = runs start only by hand or by API.">
+              {(input) => <input {...input} type="text" value={schedule} spellCheck={false} autoComplete="off"
+                onChange={(e) => setSchedule(e.target.value)} />}
             </Field>
-          </div>
-          <fieldset className="params">
-            <legend>Parameters</legend>
-            <p className="hint">Task arguments use them as {"{{ params.<name> }}"}; a run can override them.</p>
-            {params.map((row, index) => (
-              <div key={row.id} className="param-row">
-                <Field id={`param-${row.id}-key`} label={`Parameter ${index + 1} name`} error={keyError(row)}>
-                  {(input) => <input {...input} type="text" value={row.key} spellCheck={false} autoComplete="off"
-                    onChange={(e) => setRow(row.id, { key: e.target.value })} />}
-                </Field>
-                <Field id={`param-${row.id}-value`} label={`Parameter ${index + 1} value`}>
-                  {(input) => <input {...input} type="text" value={row.text} spellCheck={false} autoComplete="off"
-                    onChange={(e) => setRow(row.id, { text: e.target.value })} />}
-                </Field>
-                <button type="button" aria-label={`Remove parameter ${row.key || index + 1}`}
-                  onClick={() => setParams((rows) => rows.filter((r) => r.id !== row.id))}>Remove</button>
-              </div>
-            ))}
-            {serverReason("parameters") && <div className="field-error">{serverReason("parameters")}</div>}
-            <button type="button" onClick={() => {
-              setParams((rows) => [...rows, { id: nextId, key: "", text: "" }]);
-              setNextId((n) => n + 1);
-            }}>Add parameter</button>
-          </fieldset>
-          <fieldset className="params webhook">
-            <legend>Webhook</legend>
-            <Field id="settings-webhook" label="Webhook URL" error={webhookError}
-              hint="A signed JSON POST for each event chosen below; empty = none. Private, loopback and link-local addresses are refused unless an admin allows them.">
-              {(input) => <input {...input} type="url" value={webhook} placeholder="https://…" autoComplete="off"
-                onChange={(e) => setWebhook(e.target.value)} />}
-            </Field>
-            <div className="field" role="group" aria-labelledby="settings-events-label"
-              aria-describedby={eventsError ? "settings-events-error" : undefined}>
-              <span id="settings-events-label">Events</span>
-              {WEBHOOK_EVENTS.map((event) => (
-                <label key={event.value} className="inline">
-                  <input type="checkbox" checked={events.includes(event.value)}
-                    onChange={(e) => setEvents((now) => toggleEvent(now, event.value, e.target.checked))} />
-                  {event.label}
-                </label>
-              ))}
-              <div className="form-row">
-                {EVENT_PRESETS.map((preset) => (
-                  <button key={preset.label} type="button" onClick={() => setEvents(preset.events)}>{preset.label}</button>
-                ))}
-              </div>
-              {eventsError && <span id="settings-events-error" className="field-error">{eventsError}</span>}
+            <div className="field">
+              <label className="inline">
+                <input type="checkbox" checked={paused} aria-describedby="settings-paused-hint"
+                  onChange={(e) => setPaused(e.target.checked)} />
+                Paused
+              </label>
+              <div className="hint" id="settings-paused-hint">While paused, no scheduled runs start.</div>
             </div>
+            <div className="form-row">
+              <Field id="settings-max-active" label="Max active runs" error={maxActiveError} hint="1 to 100">
+                {(input) => <input {...input} type="text" inputMode="numeric" value={maxActive}
+                  onChange={(e) => setMaxActive(e.target.value)} />}
+              </Field>
+              <Field id="settings-policy" label="Concurrency policy" error={serverReason("concurrency_policy")}
+                hint="When a run starts while max active runs are running">
+                {(input) => (
+                  <select {...input} value={policy} onChange={(e) => setPolicy(e.target.value as ConcurrencyPolicy)}>
+                    {POLICIES.map((p) => <option key={p.value} value={p.value}>{p.label}</option>)}
+                  </select>
+                )}
+              </Field>
+            </div>
+            <fieldset className="params">
+              <legend>Parameters</legend>
+              <p className="hint">Task arguments use them as {"{{ params.<name> }}"}; a run can override them.</p>
+              {params.map((row, index) => (
+                <div key={row.id} className="param-row">
+                  <Field id={`param-${row.id}-key`} label={`Parameter ${index + 1} name`} error={keyError(row)}>
+                    {(input) => <input {...input} type="text" value={row.key} spellCheck={false} autoComplete="off"
+                      onChange={(e) => setRow(row.id, { key: e.target.value })} />}
+                  </Field>
+                  <Field id={`param-${row.id}-value`} label={`Parameter ${index + 1} value`}>
+                    {(input) => <input {...input} type="text" value={row.text} spellCheck={false} autoComplete="off"
+                      onChange={(e) => setRow(row.id, { text: e.target.value })} />}
+                  </Field>
+                  <button type="button" aria-label={`Remove parameter ${row.key || index + 1}`}
+                    onClick={() => setParams((rows) => rows.filter((r) => r.id !== row.id))}>Remove</button>
+                </div>
+              ))}
+              {serverReason("parameters") && <div className="field-error">{serverReason("parameters")}</div>}
+              <button type="button" onClick={() => {
+                setParams((rows) => [...rows, { id: nextId, key: "", text: "" }]);
+                setNextId((n) => n + 1);
+              }}>Add parameter</button>
+            </fieldset>
+            <fieldset className="params webhook">
+              <legend>Webhook</legend>
+              <Field id="settings-webhook" label="Webhook URL" error={webhookError}
+                hint="A signed JSON POST for each event chosen below; empty = none. Private, loopback and link-local addresses are refused unless an admin allows them.">
+                {(input) => <input {...input} type="url" value={webhook} placeholder="https://…" autoComplete="off"
+                  onChange={(e) => setWebhook(e.target.value)} />}
+              </Field>
+              <div className="field" role="group" aria-labelledby="settings-events-label"
+                aria-describedby={eventsError ? "settings-events-error" : undefined}>
+                <span id="settings-events-label">Events</span>
+                {WEBHOOK_EVENTS.map((event) => (
+                  <label key={event.value} className="inline">
+                    <input type="checkbox" checked={events.includes(event.value)}
+                      onChange={(e) => setEvents((now) => toggleEvent(now, event.value, e.target.checked))} />
+                    {event.label}
+                  </label>
+                ))}
+                <div className="form-row">
+                  {EVENT_PRESETS.map((preset) => (
+                    <button key={preset.label} type="button" onClick={() => setEvents(preset.events)}>{preset.label}</button>
+                  ))}
+                </div>
+                {eventsError && <span id="settings-events-error" className="field-error">{eventsError}</span>}
+              </div>
+            </fieldset>
           </fieldset>
-        </fieldset>
-        {!readOnly && pipeline.webhook_url && <WebhookSecretPanel pipelineId={pipeline.id} />}
+          {!readOnly && pipeline.webhook_url && <WebhookSecretPanel pipelineId={pipeline.id} />}
+        </div>
         {/* Errors the fields above show are not repeated here. */}
         {!(error instanceof ApiError && error.errors.length > 0 && error.errors.every((e) => shownFields.has(e.field))) && (
           <ErrorBanner error={error} />

@@ -36,7 +36,7 @@ export function PipelineTable({ pipelines, lastRuns, canEdit, onClone, onDelete 
               </td>
               <td>
                 {run ? (
-                  <Link to={`/runs/${run.id}`} className="last-run" aria-label={`Run ${run.id}: ${run.state}`}>
+                  <Link to={`/runs/${run.id}`} className="last-run">
                     <StateBadge state={run.state} /> <span className="muted">#{run.id} · {formatTime(run.created_at)}</span>
                   </Link>
                 ) : <span className="muted">never run</span>}

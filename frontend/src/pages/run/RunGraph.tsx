@@ -23,13 +23,13 @@ function TaskNodeView({ data }: NodeProps<TaskNode>) {
     <>
       <Handle type="target" position={Position.Left} isConnectable={false} className="run-node-handle" />
       <button type="button" className={`run-node run-node-${data.state}${data.dimmed ? " dimmed" : ""}`}
-        data-task={data.name} data-state={data.state} aria-pressed={data.selected} onClick={data.onSelect}
-        aria-label={`${data.name}: ${data.state.replace("_", " ")}`}>
-        <span className="run-node-name">{data.name}</span>
+        data-task={data.name} data-state={data.state} aria-pressed={data.selected} onClick={data.onSelect}>
+        {/* The visible words are the button's name ("train running attempt 2 1m 3s"): spaces between them. */}
+        <span className="run-node-name">{data.name}</span>{" "}
         <span className="run-node-meta">
           <span className="run-node-state">{data.state.replace("_", " ")}</span>
-          {data.attempt > 1 && <span>attempt {data.attempt}</span>}
-          {data.took !== "—" && <span>{data.took}</span>}
+          {data.attempt > 1 && <> <span>attempt {data.attempt}</span></>}
+          {data.took !== "—" && <> <span>{data.took}</span></>}
         </span>
       </button>
       <Handle type="source" position={Position.Right} isConnectable={false} className="run-node-handle" />

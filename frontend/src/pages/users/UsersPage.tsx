@@ -80,7 +80,7 @@ export default function UsersPage() {
           onClick={() => show({ kind: "password", user: u })}>
           Password
         </button>
-        <button type="button" aria-label={u.is_admin ? `Remove the admin flag of ${u.username}` : `Make ${u.username} an admin`}
+        <button type="button" aria-label={`${u.is_admin ? "Remove admin" : "Make admin"}: ${u.username}`}
           disabled={u.is_admin && Boolean(locks.removeAdmin)}
           title={u.is_admin ? locks.removeAdmin ?? undefined : undefined}
           aria-describedby={u.is_admin && locks.removeAdmin ? lockId : undefined}
