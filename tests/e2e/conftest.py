@@ -1,7 +1,14 @@
 """Fixtures of the browser tests: the real platform (`myapp run`, on the pass's database and broker)
-driven through Debian's chromium (helpers in tests/e2e/support.py)."""
+driven through Debian's chromium (helpers in tests/e2e/support.py).
+
+One platform per test process (per xdist worker), shared by the modules: each platform costs ~30 s of
+`myapp init` and start-up. The modules' tests make their own users, projects and pipelines under fresh
+names; a module whose assertions need a platform nobody else touched says so with OWN_PLATFORM (why, as
+text) and gets one of its own. A module that changes something platform-wide puts it back when done.
+What a module's tests left running as local jobs (notebooks, model servers) is stopped after it."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -13,11 +20,11 @@ from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, ROOT, Page, Platform
 from tests.support import MYAPP, free_port, healthy, platform_environment, stop_local_jobs, wait_until
 
 
-@pytest.fixture(scope="module")
-def platform(tmp_path_factory) -> Iterator[Platform]:
+@contextlib.contextmanager
+def running_platform(home: Path) -> Iterator[Platform]:
+    """`myapp init` then `myapp run` in home, until the platform answers; stopped with its local jobs."""
     assert (ROOT / "frontend" / "dist" / "index.html").is_file(), "build the UI first: make ui"
     assert Path(CHROMIUM).is_file(), f"{CHROMIUM} missing: apt-get install chromium (.ci/run does)"
-    home = tmp_path_factory.mktemp("e2e-home")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     password = uuid.uuid4().hex
@@ -40,6 +47,23 @@ def platform(tmp_path_factory) -> Iterator[Platform]:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                 stop_local_jobs(home)  # model servers and notebooks the tests left: they outlive the platform
+
+
+@pytest.fixture(scope="session")
+def shared_platform(tmp_path_factory) -> Iterator[Platform]:
+    with running_platform(tmp_path_factory.mktemp("e2e-home")) as platform:
+        yield platform
+
+
+@pytest.fixture(scope="module")
+def platform(request, tmp_path_factory) -> Iterator[Platform]:
+    if getattr(request.module, "OWN_PLATFORM", None):
+        with running_platform(tmp_path_factory.mktemp("e2e-home")) as platform:
+            yield platform
+        return
+    platform = request.getfixturevalue("shared_platform")
+    yield platform
+    stop_local_jobs(platform.home)  # as a platform of the module's own would have on stopping
 
 
 @pytest.fixture(scope="module")

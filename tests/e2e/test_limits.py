@@ -12,7 +12,19 @@ from tests.e2e.support import sign_in
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
 
-def test_admin_sets_limits(platform, tab):
+@pytest.fixture()
+def limits_put_back(platform):
+    """The platform is shared with other modules (tests/e2e/conftest.py): its limits as they were, after."""
+    before = platform.api("GET", "/api/v1/limits/")
+    yield
+    platform.api("PUT", "/api/v1/limits/", json={k: v["value"] if v["set"] else None
+                                                 for k, v in before["platform"].items()})
+    for project in before["projects"]:
+        platform.api("PUT", f"/api/v1/limits/project/{project['id']}",
+                     json={"max_running_runs": project["max_running_runs"]})
+
+
+def test_admin_sets_limits(platform, tab, limits_put_back):
     page = tab.page
     sign_in(page, platform.base, "admin", platform.admin_password)
     page.goto(f"{platform.base}/ui/admin/limits")

@@ -2,7 +2,9 @@
 task makes the service `digits`), its model version appears on the Models page with a link to its run, is
 deployed from there as a new service, answers the test panel correctly, a second version is uploaded from
 the Models page and rolled out on it at 30 % and the split shows in the traffic figures, then it is
-promoted. Both services are deleted at the end, which stops their servers.
+promoted. The test panel says the request's latency, the request logs say they are sampled, and the
+traffic charts draw a line per version with a legend and a tooltip. Both services are deleted at the end,
+which stops their servers.
 Screenshots: test-artifacts/e2e/test_deploy_canary_and_promote_from_the_browser/."""
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ import re
 import pytest
 import requests
 
-from tests.e2e.support import sign_in
+from tests.e2e.support import check_chart, sign_in
 from tests.support import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
+OWN_PLATFORM = "the digits model's versions are numbered from 1 here, and every service is deleted at the end"
 
 RUN_TIMEOUT = 400
 SERVE_TIMEOUT_MS = 120_000
@@ -60,6 +63,9 @@ def test_deploy_canary_and_promote_from_the_browser(platform, tab):
         assert page.get_by_test_id("answered-by").inner_text() == "v1"
         assert json.loads(answer.locator("pre").inner_text()) == {"predictions": [int(labels[7])]}
         assert "curl -sS -X POST" in (page.get_by_test_id("curl").text_content() or "")
+        assert re.fullmatch(r"\d+(\.\d)? ms|\d+\.\d\d s", page.get_by_test_id("latency").inner_text())
+        sampling = page.get_by_test_id("sampling").inner_text()  # an empty log says it holds a sample
+        assert "every error" in sampling and "one in ten" in sampling, sampling
         tab.shot("answered")
 
         # A second version uploaded from the Models page (the run's file again: what differs is which one
@@ -103,6 +109,8 @@ def test_deploy_canary_and_promote_from_the_browser(platform, tab):
             return int(text.split()[0]) if text[:1].isdigit() else None
         observed = wait_until(share, timeout=20, interval=0.5, what="the split in the traffic figures")
         assert 25 <= observed <= 35, observed
+        tooltip = check_chart(page, "Requests per second per version", ["v1", "v2"])
+        assert "req/s" in tooltip, tooltip
         tab.shot("canary-30")
 
         page.get_by_role("button", name="Promote canary").click()
