@@ -57,8 +57,8 @@ test:
 	@$(STEP) lint $(MAKE) --no-print-directory lint
 	@$(STEP) sandbox $(MAKE) --no-print-directory bwrap
 	@$(STEP) Vitest sh -c 'cd frontend && npx vitest run'
-	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 -m "not benchmark" tests
-	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 -m "backends and not benchmark" tests
+	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 --dist worksteal -m "not benchmark" tests
+	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 --dist worksteal -m "backends and not benchmark" tests
 	@$(STEP) benchmarks $(PYTEST) -m benchmark tests/test_benchmarks_quick.py
 	@cat $(STEPS)
 

@@ -39,6 +39,23 @@ if TYPE_CHECKING:
     from tests.k8s_double.support import Sleeps
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules with slow tests first, each module's tests kept together and in order: `make test`
+    splits the tests between two xdist workers that steal from each other's queue (--dist worksteal),
+    so the long tests start while both queues are long, and both workers end with short ones."""
+    first_of: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first_of.setdefault(item.nodeid.split("::")[0], index)
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    position = {id(item): index for index, item in enumerate(items)}
+
+    def key(item: pytest.Item) -> tuple[bool, int, int]:
+        module = item.nodeid.split("::")[0]
+        return module not in slow, first_of[module], position[id(item)]
+
+    items.sort(key=key)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_local_job_outlives_the_tests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Local jobs outlive the platform that started them (a restart adopts them): whatever the tests'

@@ -37,7 +37,7 @@ from tests.world import (
     insert_task_run,
 )
 
-pytestmark = pytest.mark.backends
+pytestmark = [pytest.mark.backends, pytest.mark.slow]  # six thousand requests: a minute or more
 
 FUZZ_EXAMPLES = int(os.environ.get("MYAPP_FUZZ_EXAMPLES", "10"))
 EXPLORE = os.environ.get("MYAPP_FUZZ_EXPLORE") == "1"
