@@ -89,6 +89,8 @@ export type Quota = Schemas["QuotaOut"];
 export type Amount = Schemas["Amount"];
 export type GroupUsage = Schemas["GroupUsage"];
 export type UsageReport = Schemas["UsageReport"];
+/** How many attempts, notebooks and model servers a project runs in a resource group. */
+export type RunningCounts = Schemas["RunningCounts"];
 /** Admin limits (GET /api/v1/limits/): the platform's, and each project's limit of runs running at once. */
 export type Limits = Schemas["LimitsOut"];
 export type PlatformLimit = Schemas["PlatformLimitOut"];
@@ -126,6 +128,9 @@ export type Notebook = Schemas["NotebookOut"];
  * stopped, failed: the reason says why. */
 export type NotebookState = Notebook["state"];
 export type NotebookBody = Schemas["Notebook"];
+/** What New notebook offers a project, in order: the platform's defaults, the project's own, the catalog. */
+export type NotebookImageChoices = Schemas["NotebookImageChoices"];
+export type NotebookImageChoice = NotebookImageChoices["items"][number];
 
 // ---- image builds ------------------------------------------------------------------------------------------
 export type ImageBuild = Schemas["ImageBuildOut"];
@@ -147,6 +152,8 @@ export type ReportedMetric = Schemas["ReportedMetric"];
 // ---- model registry and inference services (docs/serving.md) ---------------------------------------------
 export type ModelVersion = Schemas["ModelVersionOut"];
 export type ModelStage = ModelVersion["stage"];
+/** Each metric's values per step on a version registered from a run. */
+export type MetricHistory = Schemas["MetricHistory"]["metrics"];
 export type InferenceService = Schemas["InferenceServiceOut"];
 export type ServiceMetrics = Schemas["ServiceMetrics"];
 export type ServiceLogs = Schemas["ServiceLogs"];

@@ -59,3 +59,19 @@ def sign_in(page, base: str, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+
+
+def check_chart(page, label: str, legend: list[str]) -> str:
+    """The chart named `label` (components/charts/Chart.tsx) is drawn as SVG with a legend entry per name,
+    and hovering its middle shows its tooltip; returns the tooltip's text."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_role("img", name=label)
+    box.scroll_into_view_if_needed()
+    expect(box.locator("svg").first).to_be_visible()
+    for name in legend:
+        expect(box.locator("svg text").filter(has_text=re.compile(rf"^{re.escape(name)}$")).first).to_be_visible()
+    box.hover()
+    tooltip = box.locator(".chart-tooltip")
+    expect(tooltip).to_be_visible()
+    return tooltip.inner_text()

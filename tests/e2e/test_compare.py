@@ -1,13 +1,15 @@
 """Run comparison in the browser: two runs of the demo's digits pipeline at different learning rates
 (`params.lr`), picked in the run history and shown side by side: the parameter, the loss and accuracy
-the training reported, durations, and a chart per metric with a line per run.
+the training reported, durations, and a chart per metric with a line per run (drawn, with a legend and a
+tooltip). The versions the two runs registered carry the run's parameter and the last accuracy of its
+curve, and the Models page compares them: a table marking the rows that differ, and the curves overlaid.
 Screenshots: test-artifacts/e2e/test_two_digits_runs_side_by_side/."""
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.support import sign_in
+from tests.e2e.support import check_chart, sign_in
 from tests.support import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, the platform, two real DDP trainings
@@ -44,9 +46,33 @@ def test_two_digits_runs_side_by_side(platform, tab):
         expect(lr_row.get_by_role("cell")).to_have_text(["0.05", "0.01"])
         for key in ("train/loss", "train/accuracy"):
             expect(table.get_by_role("rowheader", name=key)).to_be_visible()
-            expect(page.get_by_role("img", name=f"{key} per run")).to_be_visible()
+            tooltip = check_chart(page, f"{key} per run", [f"run {run['id']}" for run in runs])
+            assert f"run {runs[0]['id']}" in tooltip, tooltip
         expect(table.get_by_role("row").filter(has_text="Duration").get_by_role("cell")).to_have_count(2)
         tab.shot("compared")
+
+        # The versions the runs registered: the run's parameter, the accuracy's last value and its curve.
+        versions = {v["run_id"]: v for v in platform.api("GET", "/api/v1/model_version/?name=digits")["items"]}
+        picked = [versions[run["id"]] for run in runs]
+        for version, lr in zip(picked, (0.05, 0.01), strict=True):
+            assert version["params"] == {"lr": lr}, version
+            curve = platform.api("GET", f"/api/v1/model_version/{version['id']}/metric_history")["metrics"]["accuracy"]
+            assert [p["step"] for p in curve] == list(range(1, 13))  # one per epoch
+            assert version["metrics"]["accuracy"] == curve[-1]["value"] > 0.8
+        page.get_by_role("link", name="Models").click()
+        for version in picked:
+            page.get_by_label(f"Compare digits v{version['version']}").check()
+        labels = [f"v{version['version']}" for version in picked]
+        side = page.get_by_role("table", name="Versions side by side")
+        lr = side.locator("tr", has=page.get_by_role("rowheader", name="lr"))
+        expect(lr.get_by_role("cell")).to_have_text(["0.05", "0.01"])
+        expect(lr).to_have_attribute("data-differs", "true")
+        expect(side.locator("tr", has=page.get_by_role("rowheader", name="framework"))).to_have_attribute(
+            "data-differs", "false")
+        expect(side.get_by_role("rowheader", name="accuracy")).to_be_visible()
+        tooltip = check_chart(page, "accuracy per version", labels)
+        assert all(label in tooltip for label in labels), tooltip
+        tab.shot("versions-compared")
         assert not tab.errors, tab.errors
     finally:  # the serve task's model servers outlive their runs by design: stop them here
         backend = LocalBackend(platform.home / "jobs")

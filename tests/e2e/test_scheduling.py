@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.e2e.support import sign_in
+from tests.e2e.support import check_chart, sign_in
 from tests.support import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
@@ -91,9 +91,7 @@ def test_admin_sees_a_resource_group_and_simulates(platform, tab):
     cells = average.locator("td").all_text_contents()
     assert len(cells) == 3 and re.fullmatch(r"\d+\.\d\d\N{MULTIPLICATION SIGN}", cells[2]), cells
     for chart in ("GPU utilization over time", "Jobs waiting over time", "Average JCT (hours) by submission time"):
-        svg = page.get_by_role("img", name=f"{chart}: gang-fifo and sieve")
-        svg.wait_for()
-        assert svg.locator("path.series").count() == 2  # one line per policy
+        check_chart(page, f"{chart}: gang-fifo and sieve", ["gang-fifo", "sieve"])  # one line per policy
     page.locator(".simulation .charts").scroll_into_view_if_needed()
     tab.shot("simulation")
     assert not tab.errors, tab.errors

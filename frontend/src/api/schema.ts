@@ -552,7 +552,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel the experiment: every running trial's run is cancelled */
+        /** Cancel the experiment: it ends and every running trial's run is cancelled */
         post: {
             parameters: {
                 query?: never;
@@ -596,7 +596,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an experiment not started yet */
+        /** Start an experiment not started yet (one running already is left as it is) */
         post: {
             parameters: {
                 query?: never;
@@ -6399,6 +6399,7 @@ export interface components {
             project: string;
             project_id: number;
             quota: components["schemas"]["Amount"] | null;
+            running: components["schemas"]["RunningCounts"];
             used: components["schemas"]["Amount"];
         };
         Promote: {
@@ -6583,6 +6584,14 @@ export interface components {
                 trigger: "manual" | "schedule" | "backfill" | "debug";
             };
             task_runs: components["schemas"]["AttemptSummary"][];
+        };
+        RunningCounts: {
+            /** @description notebooks started */
+            notebooks: number;
+            /** @description inference services holding model servers */
+            services: number;
+            /** @description attempts running (or pending on their backend) */
+            tasks: number;
         };
         RunningWork: {
             builds: components["schemas"]["WorkItem"][];

@@ -2,16 +2,15 @@
 // the platform draws) mounted on a div. Loaded only through Chart.tsx's lazy import, so the chart library
 // is a chunk of its own that pages without charts (and the first page) never fetch.
 import { useEffect, useRef } from "react";
-import { LineChart, ParallelChart, ScatterChart } from "echarts/charts";
-import {
-  DataZoomComponent, GridComponent, LegendComponent, MarkLineComponent, ParallelComponent, TooltipComponent,
-} from "echarts/components";
+import { LineChart, ParallelChart } from "echarts/charts";
+import { GridComponent, LegendComponent, ParallelComponent, TooltipComponent } from "echarts/components";
 import * as echarts from "echarts/core";
 import { SVGRenderer } from "echarts/renderers";
 import type { ChartOption } from "./options";
 
-echarts.use([LineChart, ScatterChart, ParallelChart, GridComponent, TooltipComponent, LegendComponent,
-  DataZoomComponent, MarkLineComponent, ParallelComponent, SVGRenderer]);
+// Only what options.ts builds: a new kind of chart registers its parts here.
+echarts.use([LineChart, ParallelChart, GridComponent, TooltipComponent, LegendComponent, ParallelComponent,
+  SVGRenderer]);
 
 export interface EChartProps {
   option: ChartOption;

@@ -32,6 +32,9 @@ export interface Axis {
   max?: number;
 }
 
+/** The class of a chart's tooltip (a div inside the chart's box): what the browser tests find. */
+export const TOOLTIP_CLASS = "chart-tooltip";
+
 /** Beyond this many points a line shows no markers (a single point always shows one). */
 export const MARKED_POINTS = 40;
 
@@ -43,7 +46,6 @@ function lineSeries(s: LineSeries, x: (t: number) => number): LineSeriesOption {
     showSymbol: s.points.length <= MARKED_POINTS,
     symbolSize: 6,
     ...(s.color ? { color: s.color } : {}),
-    emphasis: { focus: "series" },
   };
 }
 
@@ -68,7 +70,7 @@ function common(series: LineSeries[], y: Axis): ChartOption {
     useUTC: false,
     grid: { left: 16, right: 32, top: 56, bottom: 8 },
     legend: { type: "scroll", top: 0, data: series.map((s) => s.name) },
-    tooltip: { trigger: "axis", valueFormatter: (value) => formatValue(Number(value), unit) },
+    tooltip: { trigger: "axis", className: TOOLTIP_CLASS, valueFormatter: (value) => formatValue(Number(value), unit) },
     yAxis: yAxis(y),
   };
 }
@@ -98,6 +100,7 @@ export function lineOption({ series, x, y }: { series: LineSeries[]; x: Axis; y:
 export function timeOption({ series, y, window, zone = userZone() }: {
   series: LineSeries[]; y: Axis; window?: [number, number]; zone?: string;
 }): ChartOption {
+  const pinned = window && window[1] > window[0] ? window : undefined;  // one sample: let ECharts pad it
   return {
     ...common(series, y),
     xAxis: {
@@ -105,8 +108,8 @@ export function timeOption({ series, y, window, zone = userZone() }: {
       name: `time (${zone})`,
       nameLocation: "middle",
       nameGap: 28,
-      min: window ? window[0] * 1000 : undefined,
-      max: window ? window[1] * 1000 : undefined,
+      min: pinned ? pinned[0] * 1000 : undefined,
+      max: pinned ? pinned[1] * 1000 : undefined,
       axisLabel: { formatter: (ms: number) => formatClock(ms, zone), hideOverlap: true },
       axisPointer: { label: { formatter: ({ value }) => formatClock(Number(value), zone) } },
     },
@@ -136,6 +139,7 @@ export function parallelOption({ axes, lines }: { axes: ParallelAxis[]; lines: P
     legend: { type: "scroll", top: 0, data: lines.map((l) => l.name) },
     tooltip: {
       trigger: "item",
+      className: TOOLTIP_CLASS,
       formatter: (params) => {
         const item = Array.isArray(params) ? params[0] : params;
         const values = (item.value ?? []) as (number | string | null)[];

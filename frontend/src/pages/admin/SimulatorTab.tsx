@@ -5,17 +5,18 @@ import { api } from "../../api/client";
 import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { SimulateBody, Simulation, SimulatorTraces } from "../../types";
-import { LineChart } from "../run/LineChart";
-import { formatNumber } from "../run/chart";
+import { Chart } from "../../components/charts/Chart";
+import type { Unit } from "../../components/charts/format";
+import { lineOption } from "../../components/charts/options";
 import "../run/run.css";
-import { compareRows, dayAxis, formatDays, policyColor, seriesOf, type SeriesKey } from "./simulator";
+import { compareRows, seriesOf, type SeriesKey } from "./simulator";
 
 type Policy = SimulateBody["policies"][number];
 
-const CHARTS: { key: SeriesKey; title: string; format: (v: number) => string }[] = [
-  { key: "utilization", title: "GPU utilization over time", format: (v) => `${Math.round(v * 100)}%` },
-  { key: "waiting", title: "Jobs waiting over time", format: formatNumber },
-  { key: "avg_jct_s", title: "Average JCT (hours) by submission time", format: formatNumber },
+const CHARTS: { key: SeriesKey; title: string; axis: string; unit: Unit; max?: number }[] = [
+  { key: "utilization", title: "GPU utilization over time", axis: "GPU utilization", unit: "%", max: 100 },
+  { key: "waiting", title: "Jobs waiting over time", axis: "waiting", unit: "jobs" },
+  { key: "avg_jct_s", title: "Average JCT (hours) by submission time", axis: "average JCT", unit: "h" },
 ];
 
 export function SimulatorTab() {
@@ -106,7 +107,6 @@ function SimulatorForm({ options }: { options: SimulatorTraces }) {
 function SimulationView({ answer }: { answer: Simulation }) {
   const policies = answer.results.map((r) => r.policy);
   const rows = compareRows(answer.results);
-  const colorOf = (policy: string) => policyColor(policies, policy);
   return (
     <section className="panel simulation" aria-labelledby="simulation-title">
       <h2 id="simulation-title">
@@ -130,19 +130,15 @@ function SimulationView({ answer }: { answer: Simulation }) {
           ))}
         </tbody>
       </table>
-      <ul className="legend" aria-label="Policies">
-        {policies.map((p) => <li key={p}><span className="swatch" style={{ background: colorOf(p) }} />{p}</li>)}
-      </ul>
       <div className="charts">
         {CHARTS.map((chart) => {
           const series = seriesOf(answer.results, chart.key);
-          const axis = dayAxis(series);
           return (
             <figure key={chart.key} className="chart" data-chart={chart.key}>
               <figcaption>{chart.title}</figcaption>
-              <LineChart series={series} t0={axis.t0} t1={axis.t1} xTicks={axis.ticks} formatX={formatDays}
-                format={chart.format} floor={chart.key === "utilization" ? 1 : undefined}
-                label={`${chart.title}: ${policies.join(" and ")}`} colorOf={colorOf} />
+              <Chart label={`${chart.title}: ${policies.join(" and ")}`} option={lineOption({ series,
+                x: { name: "days since the first submission", unit: "d", fromZero: true },
+                y: { name: chart.axis, unit: chart.unit, fromZero: true, max: chart.max } })} />
             </figure>
           );
         })}

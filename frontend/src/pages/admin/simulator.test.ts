@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SimulationResult } from "../../types";
-import { compareRows, dayAxis, DAY, formatDays, policyColor, seriesOf } from "./simulator";
+import { compareRows, DAY, policyColor, seriesOf } from "./simulator";
 
 function result(policy: string, avg: number, utilization: number[], jct: (number | null)[]): SimulationResult {
   const t = utilization.map((_, i) => i * DAY);
@@ -20,20 +20,16 @@ const FIFO = result("gang-fifo", 10_000, [1, 0.5, 0.25], [7200, null, 3600]);
 const SIEVE = result("sieve", 8_300, [1, 1, 0], [3600, 1800, null]);
 
 describe("simulator series", () => {
-  it("gives one line per policy in days, JCT in hours, leaving out empty bins", () => {
+  it("gives one line per policy in days, in its colour, JCT in hours, leaving out empty bins", () => {
     const [fifo, sieve] = seriesOf([FIFO, SIEVE], "avg_jct_s");
-    expect(fifo).toEqual({ replica: "gang-fifo", points: [{ t: 0, v: 2 }, { t: 2, v: 1 }] });
+    expect(fifo).toEqual({ name: "gang-fifo", color: policyColor(["gang-fifo", "sieve"], "gang-fifo"),
+      points: [{ t: 0, v: 2 }, { t: 2, v: 1 }] });
     expect(sieve.points).toEqual([{ t: 0, v: 1 }, { t: 1, v: 0.5 }]);
     expect(seriesOf([FIFO], "waiting")[0].points.map((p) => p.v)).toEqual([10, 5, 2.5]);
   });
 
-  it("spans the longest line with nice day ticks", () => {
-    const axis = dayAxis(seriesOf([FIFO, SIEVE], "utilization"));
-    expect(axis.t0).toBe(0);
-    expect(axis.t1).toBeGreaterThanOrEqual(2);
-    expect(axis.ticks[0]).toBe(0);
-    expect(Math.max(...axis.ticks)).toBeLessThan(axis.t1);  // no label on the right edge
-    expect(formatDays(2.25)).toBe("2.3 d");
+  it("gives utilization in percent", () => {
+    expect(seriesOf([FIFO], "utilization")[0].points.map((p) => p.v)).toEqual([100, 50, 25]);
   });
 
   it("colours the compared policies differently", () => {

@@ -1,8 +1,7 @@
 // The simulator page's arithmetic: an answer of POST /api/v1/scheduler/simulate as chart series and a
 // side-by-side table of figures (each policy against the first).
 import type { SimulationResult } from "../../types";
-import type { Series } from "../run/chart";
-import { valueAxis } from "../run/chart";
+import type { LineSeries } from "../../components/charts/options";
 import { formatMs } from "../run/time";
 
 export const DAY = 86_400;
@@ -15,32 +14,21 @@ export function policyColor(policies: string[], policy: string): string {
 
 export type SeriesKey = "utilization" | "waiting" | "avg_jct_s";
 
-/** One line per policy; x in days since the first submission; bins without a value (no job submitted
- * in them) are left out. */
-export function seriesOf(results: SimulationResult[], key: SeriesKey): Series[] {
+/** One line per policy, in its colour; x in days since the first submission, utilization in percent, JCT in
+ * hours; bins without a value (no job submitted in them) are left out. */
+export function seriesOf(results: SimulationResult[], key: SeriesKey): LineSeries[] {
+  const policies = results.map((r) => r.policy);
   return results.map((result) => {
     const source = key === "avg_jct_s" ? result.series.jct_by_submission : result.series.over_time;
     const values: (number | null)[] = key === "avg_jct_s" ? result.series.jct_by_submission.avg_jct_s
       : result.series.over_time[key];
+    const scale = key === "avg_jct_s" ? 1 / 3600 : key === "utilization" ? 100 : 1;
     const points = source.t.flatMap((t, i) => {
       const v = values[i];
-      return v === null || v === undefined || !Number.isFinite(v) ? [] : [{ t: t / DAY, v: key === "avg_jct_s" ? v / 3600 : v }];
+      return v === null || v === undefined || !Number.isFinite(v) ? [] : [{ t: t / DAY, v: v * scale }];
     });
-    return { replica: result.policy, points };
+    return { name: result.policy, points, color: policyColor(policies, result.policy) };
   });
-}
-
-/** The x range (days) of every line, and its ticks; the tick on the right edge is left out (its label
- * would be cut off by the chart's border). */
-export function dayAxis(series: Series[]): { t0: number; t1: number; ticks: number[] } {
-  const ts = series.flatMap((s) => s.points.map((p) => p.t));
-  const t1 = ts.length ? Math.max(...ts) : 1;
-  const axis = valueAxis(t1, 5, false, 1);
-  return { t0: 0, t1: axis.max, ticks: axis.ticks.length > 2 ? axis.ticks.slice(0, -1) : axis.ticks };
-}
-
-export function formatDays(days: number): string {
-  return `${Number(days.toFixed(1))} d`;
 }
 
 interface Figure {

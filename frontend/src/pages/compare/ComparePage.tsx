@@ -5,10 +5,10 @@ import { ErrorBanner, Loading, PageHeader, StateBadge } from "../../components/u
 import { useAsync } from "../../lib/useAsync";
 import { Link, useLocation } from "../../router";
 import type { Pipeline, PipelineRun, Task, TaskRun } from "../../types";
-import { formatNumber } from "../run/chart";
+import { Chart } from "../../components/charts/Chart";
+import { formatNumber } from "../../components/charts/format";
+import { lineOption } from "../../components/charts/options";
 import { useNow } from "../run/hooks";
-import { replicaColor } from "../run/logBuffer";
-import { StepChart } from "../run/StepChart";
 import { duration, formatTime } from "../run/time";
 import { lastValue, metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
 import "../run/run.css";
@@ -88,11 +88,8 @@ export default function ComparePage({ pipelineId }: { pipelineId: number }) {
             {keys.map((key) => (
               <figure key={key} className="chart">
                 <figcaption>{key}</figcaption>
-                <StepChart series={seriesPerRun(runs, perRun, key)} label={`${key} per run`} colorOf={replicaColor} />
-                <ul className="legend">
-                  {runs.map((r) => <li key={r.id}><span className="swatch" style={{ background: replicaColor(`run ${r.id}`) }} />
-                    run {r.id}</li>)}
-                </ul>
+                <Chart label={`${key} per run`} option={lineOption({ series: seriesPerRun(runs, perRun, key),
+                  x: { name: "step", integer: true }, y: { name: key.slice(key.lastIndexOf("/") + 1) } })} />
               </figure>
             ))}
           </div>

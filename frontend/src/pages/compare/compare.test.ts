@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PipelineRun, Task, TaskRun } from "../../types";
+import { replicaColor } from "../run/logBuffer";
 import { metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
 
 const run = (id: number, params: Record<string, unknown>) => ({ id, parameters: params } as unknown as PipelineRun);
@@ -27,6 +28,6 @@ describe("comparison", () => {
     const perRun = [runMetrics(first, tasks), runMetrics(second, tasks)];
     expect(metricKeys(perRun)).toEqual(["train/loss"]);
     const series = seriesPerRun([run(1, {}), run(2, {})], perRun, "train/loss");
-    expect(series).toEqual([{ name: "run 1", points: [{ t: 0, v: 1 }, { t: 1, v: 0.5 }] }]);
+    expect(series).toEqual([{ name: "run 1", points: [{ t: 0, v: 1 }, { t: 1, v: 0.5 }], color: replicaColor("run 1") }]);
   });
 });

@@ -1,5 +1,6 @@
 // The arithmetic of the comparison page: which runs, their parameters and metrics side by side.
 import type { PipelineRun, ReportedMetric, Task, TaskRun } from "../../types";
+import { replicaColor } from "../run/logBuffer";
 import type { NamedSeries } from "../run/stepSeries";
 import { lastValues, metricNames, stepPoints } from "../run/stepSeries";
 
@@ -57,6 +58,6 @@ export function seriesPerRun(runs: PipelineRun[], perRun: Map<string, ReportedMe
     const metrics = perRun[i].get(key);
     if (!metrics?.length) return [];
     const name = key.slice(key.lastIndexOf("/") + 1);
-    return [{ name: `run ${run.id}`, points: stepPoints(metrics, name) }];
+    return [{ name: `run ${run.id}`, points: stepPoints(metrics, name), color: replicaColor(`run ${run.id}`) }];
   });
 }

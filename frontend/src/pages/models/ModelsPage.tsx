@@ -1,6 +1,7 @@
 // The selected project's model registry (/ui/models): versions per model with stage, framework,
-// signature, metrics and the run that produced them; compare two versions; deploy one as a service
-// (a new one, or as a canary of the service already serving the model); upload a model file as a new version.
+// signature, metrics and the run that produced them; compare versions side by side (CompareVersions.tsx);
+// deploy one as a service (a new one, or as a canary of the service already serving the model); upload a
+// model file as a new version.
 import { useState } from "react";
 import { api, describeError, listAll } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
@@ -9,9 +10,12 @@ import { useAsync } from "../../lib/useAsync";
 import { Link, navigate } from "../../router";
 import { useProject } from "../../session";
 import type { InferenceService, ModelStage, ModelVersion, ResourceGroup } from "../../types";
-import { DTYPES, FRAMEWORKS, STAGES, byModel, compareMetrics, formatMetric, formatSignature, serviceName,
-  uploadForm } from "./logic";
+import { CompareVersions } from "./CompareVersions";
+import { DTYPES, FRAMEWORKS, STAGES, byModel, formatMetric, formatSignature, serviceName, uploadForm } from "./logic";
 import "./models.css";
+
+/** Versions compared at once: the last ones ticked. */
+const MAX_COMPARED = 4;
 
 export default function ModelsPage() {
   const project = useProject();
@@ -35,7 +39,7 @@ export default function ModelsPage() {
     versions.reload();
   };
   const toggle = (id: number) =>
-    setPicked((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now.slice(-1), id]));
+    setPicked((now) => (now.includes(id) ? now.filter((x) => x !== id) : [...now.slice(1 - MAX_COMPARED), id]));
   const compared = picked.map((id) => all.find((v) => v.id === id)).filter((v): v is ModelVersion => !!v);
 
   return (
@@ -87,7 +91,7 @@ export default function ModelsPage() {
           </table>
         </div>
       ))}
-      {compared.length === 2 && <Comparison a={compared[0]} b={compared[1]} />}
+      {compared.length >= 2 && <CompareVersions versions={compared} />}
       {deploying && (
         <DeployDialog version={deploying} services={(services.data ?? []).filter(
           (s) => s.model_name === deploying.name && !s.deleting)} onClose={() => setDeploying(null)} />
@@ -97,29 +101,6 @@ export default function ModelsPage() {
           onDone={() => { setUploading(false); versions.reload(); }} />
       )}
     </section>
-  );
-}
-
-function Comparison({ a, b }: { a: ModelVersion; b: ModelVersion }) {
-  return (
-    <div className="panel" aria-label="Comparison">
-      <h2>{a.name} v{a.version} against {b.name} v{b.version}</h2>
-      <table className="data compare">
-        <thead><tr><th scope="col">Metric</th><th scope="col">v{a.version}</th><th scope="col">v{b.version}</th>
-          <th scope="col">Difference</th></tr></thead>
-        <tbody>
-          {compareMetrics(a, b).map((row) => (
-            <tr key={row.name}>
-              <td>{row.name}</td><td>{formatMetric(row.a)}</td><td>{formatMetric(row.b)}</td>
-              <td className={row.delta === null ? "" : row.delta >= 0 ? "up" : "down"}>
-                {row.delta === null ? "—" : `${row.delta >= 0 ? "+" : ""}${formatMetric(row.delta)}`}</td>
-            </tr>
-          ))}
-          <tr><td>framework</td><td>{a.framework}</td><td>{b.framework}</td><td /></tr>
-          <tr><td>signature</td><td>{formatSignature(a)}</td><td>{formatSignature(b)}</td><td /></tr>
-        </tbody>
-      </table>
-    </div>
   );
 }
 

@@ -1,4 +1,5 @@
-// Pure helpers of the Models page: versions grouped by model, two versions' metrics side by side.
+// Pure helpers of the Models page: versions grouped by model, formats, the upload's form (compare.ts: versions
+// side by side).
 import type { ModelStage, ModelVersion } from "../../types";
 
 export const STAGES: ModelStage[] = ["none", "staging", "production", "archived"];
@@ -10,24 +11,6 @@ export function byModel(versions: ModelVersion[]): [string, ModelVersion[]][] {
   return [...groups.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, list]) => [name, [...list].sort((x, y) => y.version - x.version)]);
-}
-
-export interface MetricRow {
-  name: string;
-  a: number | null;
-  b: number | null;
-  /** b - a, when both have the metric. */
-  delta: number | null;
-}
-
-/** Every metric of either version, sorted by name, with the difference b - a. */
-export function compareMetrics(a: ModelVersion, b: ModelVersion): MetricRow[] {
-  const names = [...new Set([...Object.keys(a.metrics), ...Object.keys(b.metrics)])].sort();
-  return names.map((name) => {
-    const left = a.metrics[name] ?? null;
-    const right = b.metrics[name] ?? null;
-    return { name, a: left, b: right, delta: left !== null && right !== null ? right - left : null };
-  });
 }
 
 export function formatMetric(value: number | null): string {

@@ -5,28 +5,26 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { AttemptSummary, TaskMetrics } from "../../types";
 import { isActive } from "./attempts";
-import { formatBytes, formatNumber, seriesPerReplica, type MetricKey } from "./chart";
+import { Chart } from "../../components/charts/Chart";
+import type { Unit } from "../../components/charts/format";
+import { timeOption } from "../../components/charts/options";
+import { seriesPerReplica, type MetricKey } from "./chart";
 import { useInterval } from "./hooks";
-import { LineChart } from "./LineChart";
-import { replicaColor } from "./logBuffer";
 
 interface ChartSpec {
   metric: MetricKey;
   title: string;
-  format: (value: number) => string;
-  bytes?: boolean;
+  unit: Unit;
   /** Charts shown only when some sample has the metric (no GPU, no GPU charts). */
   optional?: boolean;
-  floor?: number;
+  max?: number;
 }
 
 const CHARTS: ChartSpec[] = [
-  { metric: "cpu_cores", title: "CPU (cores)", format: formatNumber, floor: 0.1 },
-  { metric: "memory_bytes", title: "Memory", format: formatBytes, bytes: true, floor: 1024 * 1024 },
-  { metric: "gpu_utilization", title: "GPU utilization (%)", format: (v) => `${formatNumber(v)}%`, optional: true,
-    floor: 100 },
-  { metric: "gpu_memory_bytes", title: "GPU memory", format: formatBytes, bytes: true, optional: true,
-    floor: 1024 * 1024 },
+  { metric: "cpu_cores", title: "CPU", unit: "cores" },
+  { metric: "memory_bytes", title: "Memory", unit: "bytes" },
+  { metric: "gpu_utilization", title: "GPU utilization", unit: "%", optional: true, max: 100 },
+  { metric: "gpu_memory_bytes", title: "GPU memory", unit: "bytes", optional: true },
 ];
 
 export function MetricsTab({ attempt }: { attempt: AttemptSummary }) {
@@ -52,26 +50,20 @@ export function MetricsTab({ attempt }: { attempt: AttemptSummary }) {
   }
   const times = samples.map((s) => s.timestamp);
   const [t0, t1] = [Math.min(...times), Math.max(...times)];
-  const replicas = [...new Set(samples.map((s) => s.replica))].sort();
   const charts = CHARTS.map((spec) => ({ spec, series: seriesPerReplica(samples, spec.metric) }))
     .filter(({ spec, series }) => !spec.optional || series.length > 0);
 
   return (
     <div className="metrics-tab">
       <ErrorBanner error={metrics.error} />
-      <ul className="legend" aria-label="Replicas">
-        {replicas.map((r) => (
-          <li key={r}><span className="swatch" style={{ background: replicaColor(r) }} />{r}</li>
-        ))}
-      </ul>
       <div className="charts">
         {charts.map(({ spec, series }) => (
           <figure key={spec.metric} className="chart">
             <figcaption>{spec.title}</figcaption>
             {series.length === 0
               ? <p className="muted">No samples of this metric.</p>
-              : <LineChart series={series} t0={t0} t1={t1} format={spec.format} bytes={spec.bytes}
-                floor={spec.floor} label={`${spec.title} per replica`} colorOf={replicaColor} />}
+              : <Chart label={`${spec.title} per replica`} option={timeOption({ series, window: [t0, t1],
+                y: { name: spec.title, unit: spec.unit, fromZero: true, max: spec.max } })} />}
           </figure>
         ))}
       </div>

@@ -6,10 +6,11 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { AttemptSummary, OutputFile, TaskOutputs } from "../../types";
 import { isActive } from "./attempts";
-import { formatBytes } from "./chart";
+import { Chart } from "../../components/charts/Chart";
+import { formatBytes } from "../../components/charts/format";
+import { lineOption } from "../../components/charts/options";
 import { useInterval } from "./hooks";
 import { replicaColor } from "./logBuffer";
-import { StepChart } from "./StepChart";
 import { metricNames, stepPoints } from "./stepSeries";
 
 export function fileUrl(attemptId: number, path: string, preview = false): string {
@@ -197,8 +198,9 @@ export function OutputsTab({ attempt }: { attempt: AttemptSummary }) {
           {names.map((name) => (
             <figure key={name} className="chart">
               <figcaption>{name}</figcaption>
-              <StepChart series={[{ name, points: stepPoints(metrics, name) }]} label={`${name} over steps`}
-                colorOf={replicaColor} />
+              <Chart label={`${name} over steps`} option={lineOption({
+                series: [{ name, points: stepPoints(metrics, name), color: replicaColor(name) }],
+                x: { name: "step", integer: true }, y: { name } })} />
             </figure>
           ))}
         </div>

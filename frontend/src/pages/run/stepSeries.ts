@@ -1,11 +1,9 @@
 // Reported metrics (metrics.jsonl: step, name, value) as chart series: one per name, or per run for a comparison.
 import type { ReportedMetric } from "../../types";
-import type { Point } from "./chart";
+import type { LineSeries, Point } from "../../components/charts/options";
 
-export interface NamedSeries {
-  name: string;
-  points: Point[];
-}
+/** A line of a chart over steps (t is the step). */
+export type NamedSeries = LineSeries;
 
 /** The metric names in first-seen order. */
 export function metricNames(metrics: ReportedMetric[]): string[] {

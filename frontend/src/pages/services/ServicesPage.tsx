@@ -11,9 +11,11 @@ import { useAsync } from "../../lib/useAsync";
 import { navigate, useLocation } from "../../router";
 import { useProject } from "../../session";
 import type { InferenceService, ModelVersion, ServiceLogs, ServiceMetrics } from "../../types";
-import { LineChart } from "../run/LineChart";
-import { replicaColor } from "../run/logBuffer";
-import { canaryOf, curlCommand, figureSeries, observedShares, sampleRequest, versionRows, type Figure } from "./logic";
+import { Chart } from "../../components/charts/Chart";
+import type { Unit } from "../../components/charts/format";
+import { timeOption } from "../../components/charts/options";
+import { canaryOf, curlCommand, figureSeries, formatLatency, observedShares, sampleRequest, SAMPLING_NOTE, versionRows,
+  type Figure } from "./logic";
 import "./services.css";
 
 const POLL_MS = 2000;
@@ -125,10 +127,10 @@ function ServiceDetail({ service, versions, onChange }: { service: InferenceServ
   );
 }
 
-const FIGURES: { figure: Figure; title: string; format: (v: number) => string }[] = [
-  { figure: "rps", title: "Requests per second", format: (v) => v.toFixed(0) },
-  { figure: "p95", title: "p95 latency (ms)", format: (v) => v.toFixed(1) },
-  { figure: "errors", title: "Errors per second", format: (v) => v.toFixed(0) },
+const FIGURES: { figure: Figure; title: string; unit: Unit }[] = [
+  { figure: "rps", title: "Requests per second", unit: "req/s" },
+  { figure: "p95", title: "p95 latency", unit: "ms" },
+  { figure: "errors", title: "Errors per second", unit: "errors/s" },
 ];
 
 function Charts({ service }: { service: InferenceService }) {
@@ -164,8 +166,9 @@ function Charts({ service }: { service: InferenceService }) {
         {FIGURES.map((spec) => (
           <figure key={spec.figure}>
             <figcaption>{spec.title}</figcaption>
-            <LineChart series={figureSeries(metrics, spec.figure)} t0={t1 - 120} t1={t1} format={spec.format}
-              label={`${spec.title} per version`} colorOf={replicaColor} />
+            <Chart label={`${spec.title} per version`} height={200} option={timeOption({
+              series: figureSeries(metrics, spec.figure), window: [t1 - 120, t1],
+              y: { name: spec.title, unit: spec.unit, fromZero: true } })} />
           </figure>
         ))}
       </div>
@@ -175,15 +178,19 @@ function Charts({ service }: { service: InferenceService }) {
 
 function TestPanel({ service, version }: { service: InferenceService; version: ModelVersion | undefined }) {
   const [body, setBody] = useState(() => sampleRequest(version));
-  const [answer, setAnswer] = useState<{ status: number; version: string | null; text: string } | null>(null);
+  const [answer, setAnswer] = useState<{ status: number; version: string | null; text: string; ms: number } | null>(
+    null);
   const [error, setError] = useState<string | null>(null);
   const send = async () => {
     setError(null);
     try {
+      const started = performance.now();
       const response = await fetch(`${service.endpoint}predict`, { method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": getCsrfToken() }, body });
-      setAnswer({ status: response.status, version: response.headers.get("X-Model-Version"),
-        text: await response.text() });
+      const text = await response.text();
+      // From sending to the whole answer read, as this browser saw it (through the platform's proxy).
+      const ms = performance.now() - started;
+      setAnswer({ status: response.status, version: response.headers.get("X-Model-Version"), text, ms });
     } catch (err) {
       setError(String(err));
     }
@@ -198,7 +205,8 @@ function TestPanel({ service, version }: { service: InferenceService; version: M
       {error && <p role="alert" className="error">{error}</p>}
       {answer && (
         <div className="answer" data-testid="test-answer">
-          <p>HTTP {answer.status} · answered by <strong data-testid="answered-by">{answer.version ?? "—"}</strong></p>
+          <p>HTTP {answer.status} · answered by <strong data-testid="answered-by">{answer.version ?? "—"}</strong> in{" "}
+            <strong data-testid="latency">{formatLatency(answer.ms)}</strong></p>
           <pre>{answer.text}</pre>
         </div>
       )}
@@ -217,12 +225,16 @@ function RequestLogs({ service }: { service: InferenceService }) {
   return (
     <div className="panel request-logs" aria-label="Request logs">
       <h2>Request logs <button type="button" onClick={reload}>Refresh</button></h2>
+      <p className="muted" data-testid="sampling">{SAMPLING_NOTE}</p>
       <input type="search" placeholder="Search (version, status, text of the request or answer)" value={q}
         aria-label="Search request logs" onChange={(e) => setQ(e.target.value)} />
       <table className="data">
         <thead><tr><th scope="col">Time</th><th scope="col">Version</th><th scope="col">Status</th>
           <th scope="col">ms</th><th scope="col">Request</th><th scope="col">Answer</th></tr></thead>
         <tbody>
+          {data && data.items.length === 0 && (
+            <tr><td colSpan={6} className="muted">No sampled requests{q ? " match" : " yet"}.</td></tr>
+          )}
           {(data?.items ?? []).map((e, i) => (
             <tr key={`${e.time}-${i}`}>
               <td>{new Date(e.time * 1000).toLocaleTimeString()}</td><td>{e.version}</td><td>{e.status}</td>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { InferenceService, ModelVersion, ServiceMetrics } from "../../types";
-import { canaryOf, curlCommand, figureSeries, observedShares, sampleRequest, versionRows } from "./logic";
+import { replicaColor } from "../run/logBuffer";
+import { canaryOf, curlCommand, figureSeries, formatLatency, observedShares, sampleRequest, versionRows } from "./logic";
 
 const service = {
   id: 4, name: "digits", model_version_id: 1, traffic: { "1": 70, "2": 30 }, shadow_version_id: 3,
@@ -33,7 +34,13 @@ describe("services logic", () => {
       series: { v1: [{ t: 2, n: 5, errors: 0, p50: 1, p95: 2, p99: 3 }, { t: 1, n: 3, errors: 0, p50: 1, p95: null, p99: 3 }] },
     } as ServiceMetrics;
     expect(observedShares(metrics)).toEqual({ v1: 70, v2: 30 });
-    expect(figureSeries(metrics, "rps")).toEqual([{ replica: "v1", points: [{ t: 1, v: 3 }, { t: 2, v: 5 }] }]);
+    expect(figureSeries(metrics, "rps")).toEqual(
+      [{ name: "v1", color: replicaColor("v1"), points: [{ t: 1, v: 3 }, { t: 2, v: 5 }] }]);
     expect(figureSeries(metrics, "p95")[0].points).toEqual([{ t: 2, v: 2 }]);
+  });
+
+  it("says a request's latency in ms or seconds", () => {
+    expect([formatLatency(8.44), formatLatency(120.4), formatLatency(1250), formatLatency(Number.NaN)])
+      .toEqual(["8.4 ms", "120 ms", "1.25 s", "—"]);
   });
 });

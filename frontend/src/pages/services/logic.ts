@@ -1,7 +1,8 @@
 // Pure helpers of the Services page: the split, what each version's server is doing, a request
 // built from the signature, the same request as curl, and chart series from the router's figures.
 import type { InferenceService, ModelVersion, ServiceMetrics } from "../../types";
-import type { Series } from "../run/chart";
+import type { LineSeries } from "../../components/charts/options";
+import { replicaColor } from "../run/logBuffer";
 
 export interface VersionRow {
   id: number;
@@ -65,11 +66,12 @@ export function curlCommand(origin: string, endpoint: string, path: string, body
 export type Figure = "rps" | "p95" | "errors";
 
 /** One series per version from the router's per-second points; rps is the count of each second. */
-export function figureSeries(metrics: ServiceMetrics, figure: Figure): Series[] {
+export function figureSeries(metrics: ServiceMetrics, figure: Figure): LineSeries[] {
   return Object.entries(metrics.series)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([version, points]) => ({
-      replica: version,
+      name: version,
+      color: replicaColor(version),
       points: points
         .map((p) => ({ t: p.t, v: figure === "rps" ? p.n : figure === "errors" ? p.errors : p.p95 ?? NaN }))
         .filter((p) => Number.isFinite(p.v))
@@ -83,3 +85,13 @@ export function observedShares(metrics: ServiceMetrics): Record<string, number> 
   const total = primary.reduce((sum, [, f]) => sum + f.requests, 0);
   return Object.fromEntries(primary.map(([v, f]) => [v, total ? Math.round((f.requests / total) * 100) : 0]));
 }
+
+/** A request's latency for people: "8.4 ms", "120 ms", "1.25 s". */
+export function formatLatency(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return "—";
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
+}
+
+/** What the request logs hold: the router keeps a sample, not every request (docs/serving.md). */
+export const SAMPLING_NOTE = "Sampled: every error, and one in ten of the other requests; newest first.";
