@@ -61,7 +61,8 @@ def db_revision(message: str) -> None:
 @main.command()
 @with_appcontext
 def init() -> None:
-    """Migrate, sync roles and permissions, create the first admin, the catalog and the demo project."""
+    """Migrate, sync roles and permissions, create the first admin, the catalog, the default notebook
+    environments and the demo project."""
     from . import setup_data
     from .models.migrate import upgrade
     from .rendering.catalog import load_catalog
@@ -76,7 +77,9 @@ def init() -> None:
     demo = setup_data.ensure_demo_project(username)
     setup_data.retire_shared_token(demo)
     setup_data.ensure_demo_pipeline(demo)
-    click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits")
+    defaults = setup_data.ensure_default_environments()
+    click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits; "
+               f"notebook environments: {', '.join(defaults)}")
     if password:
         click.secho(f"Created admin user {username!r} with password: {password}", fg="yellow", bold=True)
         click.echo("  (shown once; set MYAPP_ADMIN_PASSWORD before `myapp init` to choose it)")

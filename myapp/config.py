@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,11 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         # What the notebook proxy proves itself with to the authz check (`myapp run` makes one per start;
         # unset: derived from the secret key).
         "MYAPP_NOTEBOOK_PROXY_KEY": os.environ.get("MYAPP_NOTEBOOK_PROXY_KEY") or None,
+        # The default images `myapp init` registers (myapp/images/defaults.py): locally a Python environment
+        # of the platform's own packages, on Kubernetes this JupyterLab image (the notebook template's).
+        "MYAPP_LOCAL_ENVIRONMENT": os.environ.get("MYAPP_LOCAL_ENVIRONMENT")
+        or f"myapp/python-ml:{sys.version_info[0]}.{sys.version_info[1]}",
+        "MYAPP_NOTEBOOK_IMAGE": os.environ.get("MYAPP_NOTEBOOK_IMAGE", "ghcr.io/myapp-platform/notebook:1.0.0"),
         "MYAPP_NOTEBOOK_IDLE_AFTER": float(os.environ.get("MYAPP_NOTEBOOK_IDLE_AFTER", "300")),
         "MYAPP_NOTEBOOK_CULL_SECONDS": int(os.environ.get("MYAPP_NOTEBOOK_CULL_SECONDS", "3600")),
         # A run's platform API token expires after this many seconds (or its longest task timeout),

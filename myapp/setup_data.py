@@ -126,3 +126,11 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
     pipeline = apply(parse(yaml.safe_dump(spec)), project, None)
     db.session.commit()
     return pipeline
+
+
+def ensure_default_environments() -> list[str]:
+    """The platform's own notebook environments in the shared catalog (myapp/images/defaults.py)."""
+    from .images.defaults import ensure_defaults
+    from .images.environments import default_root
+
+    return ensure_defaults(default_root())

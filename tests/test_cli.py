@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
+import sys
 
 import psutil
 import pytest
@@ -26,6 +27,10 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
     again = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
     assert again.returncode == 0 and "password" not in again.stdout  # idempotent; shown once
     assert not again.stderr, again.stderr
+    # The platform's default notebook environment: made by the first init, found again by the second.
+    assert "notebook environments: myapp/python-ml:" in again.stdout, again.stdout
+    made = [p for p in (tmp_path / "environments").iterdir() if (p / ".myapp-environment.json").is_file()]
+    assert len(made) == 1, made
 
     port = free_port()
     proc = subprocess.Popen([*MYAPP, "run", "--port", str(port), "--notebook-port", str(free_port()),
@@ -43,6 +48,9 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         assert [p["name"] for p in projects] == ["demo"]
         templates = requests.get(f"{base}/api/v1/job_template/?page_size=100", headers=auth, timeout=10).json()
         assert {"python", "pytorch-ddp"} <= {t["name"] for t in templates["items"]}
+        images = requests.get(f"{base}/api/v1/image/?page_size=100", headers=auth, timeout=10).json()["items"]
+        assert sorted(f"{i['repository']}:{i['tag']}" for i in images if i["project_id"] is None) == [
+            "ghcr.io/myapp-platform/notebook:1.0.0", f"myapp/python-ml:{sys.version_info[0]}.{sys.version_info[1]}"]
         if "DATABASE_URL" in env:  # the PostgreSQL pass: the platform is on PostgreSQL and Redis too
             import redis
 

@@ -6,6 +6,7 @@
 # its XSRF and origin checks; here only the platform's worker (it sends X-Myapp-Worker, which the proxy
 # strips from browsers and ext-authz verifies) counts as a script: every other request must pass them.
 import os
+import shutil
 
 from jupyter_server.auth.identity import IdentityProvider
 
@@ -30,6 +31,10 @@ if os.environ.get("NB_HOST"):
 if os.environ.get("HOME"):
     c.LabApp.user_settings_dir = os.path.join(os.environ["HOME"], ".jupyter", "lab", "user-settings")
     c.LabApp.workspaces_dir = os.path.join(os.environ["HOME"], ".jupyter", "lab", "workspaces")
+# Terminals run the server's environment as it is: a login shell would read /etc/profile, which puts the
+# system's PATH back (the system's python3 and pip, no `python`) while VIRTUAL_ENV still names the notebook's.
+c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or shutil.which("bash") or "/bin/sh"]}
 # The launcher started this server without Python's user site (~/.local, in the work folder: config or
-# extensions there would run here); kernels get it back, so `pip install --user` keeps working in them.
+# extensions there would run here); kernels and terminals get it back (locally `pip install` goes to the
+# notebook's own layer, local_start.py; on Kubernetes `pip install --user` to the work folder).
 os.environ.pop("PYTHONNOUSERSITE", None)

@@ -20,6 +20,7 @@ from ..models import (
     NotebookIntent,
     NotebookState,
     Project,
+    ProjectRole,
     Quota,
     ResourceGroup,
     ServiceState,
@@ -27,16 +28,20 @@ from ..models import (
 )
 from ..notebooks import derived_proxy_key, gate
 from ..notebooks import states as lifecycle
+from ..notebooks.image_choices import GROUPS, choices
 from ..rendering import ArgumentError
 from ..rendering.quantity import parse_quantity, resolve_resources
 from ..shared import reconcile_requests
 from .base import Ref, ResourceApi, bounded_int, query_args
 from .errors import ApiError
-from .responses import STRING, TASK_LOGS, nullable, obj
+from .responses import BOOLEAN, STRING, TASK_LOGS, array, component, enum_of, nullable, obj
 from .routing import on_commit, route
-from .scope import current_user
+from .scope import check_project, current_user
 
 PROXY_HEADER = "X-Myapp-Notebook-Proxy"
+IMAGE_CHOICES = component("NotebookImageChoices", obj({
+    "items": array(obj({"image": STRING, "group": enum_of(GROUPS), "environment": BOOLEAN, "description": STRING})),
+    "only_defaults": BOOLEAN}))
 MAX_LOG_LINES = 10_000
 PATH = re.compile(r"/notebook/(?P<project>[a-z0-9]([-a-z0-9]*[a-z0-9])?)/(?P<name>[a-z]([-a-z0-9]*[a-z0-9])?)(/.*)?")
 # Columns users see: the attempt's ref, the Jupyter token and the upstream address stay inside.
@@ -113,6 +118,13 @@ class NotebookApi(ResourceApi):
     def after_create(self, obj: Notebook) -> None:
         notebook_id = obj.id
         on_commit(lambda: enqueue(notebook_id))
+
+    @route("/project/<int:pk>/images", response=IMAGE_CHOICES,
+           summary="What a notebook of the project (pk) may run, in the order to offer it: the platform's default "
+                   "images, the project's own, the shared catalog; only_defaults: nothing else exists yet")
+    def images(self, pk: int):
+        check_project(pk, ProjectRole.VIEWER)
+        return jsonify(choices(pk))
 
     @route("/<int:pk>/start", methods=("POST",), permission="write", response="model",
            summary="Start a stopped or failed notebook (a stopping one starts again once stopped; a running one "

@@ -144,10 +144,7 @@ def snapshot(env: environments.Environment | None) -> list[str]:
     """What ``pip freeze`` would list for a notebook's Python, read from the packages' metadata (running the
     environment's interpreter would run its packages' code, as the platform): the environment's
     site-packages, or the host Python's for a notebook without an environment."""
-    if env is None:
-        paths = [p for p in sys.path if p.endswith("site-packages")]
-    else:
-        paths = [str(p) for p in sorted((env.path / "lib").glob("python*/site-packages"))]
+    paths = [p for p in sys.path if p.endswith("site-packages")] if env is None else [str(p) for p in env.site_dirs()]
     return pins((dist.metadata["Name"], dist.version) for dist in importlib.metadata.distributions(path=paths))
 
 

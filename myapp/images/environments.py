@@ -14,6 +14,7 @@ Layout of the root::
     <hash>/.myapp-environment.json     written last: the environment is complete
     .<hash>.lock                       one build of a hash at a time
     images/<namespace>/<image>.json    {"image": ..., "environment": <hash>} per project
+    shared/<image>.json                the platform's own environments (`myapp init`), for every project
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from ..fs.beneath import Folder
 
 MARKER = ".myapp-environment.json"
 IMAGES = "images"
+SHARED = "shared"  # not under IMAGES: no namespace can be called like it
 # A pip requirement without options, paths or URLs: name, extras, version specifiers.
 REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?"
                          r"((==|>=|<=|~=|!=|<|>|===)[A-Za-z0-9.*+!_-]+)?(,(==|>=|<=|~=|!=|<|>)[A-Za-z0-9.*+!_-]+)*")
@@ -58,6 +60,16 @@ class Environment:
     @property
     def python(self) -> Path:
         return self.bin / "python"
+
+    def site_dirs(self) -> list[Path]:
+        """Where its packages are: its site-packages, then the folders it chains (the platform's default
+        environment chains the platform venv's, myapp/images/defaults.py), as its Python searches them."""
+        own = sorted(self.path.glob("lib/python*/site-packages"))
+        try:
+            chains = json.loads((self.path / MARKER).read_text()).get("chains") or []
+        except (OSError, ValueError, AttributeError):
+            chains = []
+        return [*own, *(Path(str(c)) for c in chains if isinstance(c, str))]
 
 
 def python_version() -> str:
@@ -141,12 +153,25 @@ def _image_file(root: Path, namespace: str, image: str) -> Path:
 
 def register(root: Path, namespace: str, image: str, env_hash: str) -> None:
     """From now on ``image`` means this environment for the project's local jobs and notebooks."""
-    path = _image_file(root, namespace, image)
+    _write_index(_image_file(root, namespace, image), image, env_hash)
+
+
+def _shared_file(root: Path, image: str) -> Path:
+    return Path(root) / SHARED / (urllib.parse.quote(image, safe="") + ".json")
+
+
+def _write_index(path: Path, image: str, env_hash: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix="~")
     with os.fdopen(fd, "w") as fh:
         json.dump({"image": image, "environment": env_hash}, fh)
     os.replace(tmp, path)
+
+
+def register_shared(root: Path, image: str, env_hash: str) -> None:
+    """``image`` means this environment for every project's local jobs and notebooks (a project's own
+    image of the same name wins)."""
+    _write_index(_shared_file(root, image), image, env_hash)
 
 
 def unregister(root: Path, namespace: str, image: str) -> None:
@@ -164,7 +189,7 @@ def locked(root: Path, env_hash: str) -> Iterator[None]:
 def registered_hashes(root: Path) -> set[str]:
     """Every environment some project's image stands for."""
     out = set()
-    for path in (Path(root) / IMAGES).glob("*/*.json"):
+    for path in [*(Path(root) / IMAGES).glob("*/*.json"), *(Path(root) / SHARED).glob("*.json")]:
         try:
             out.add(str(json.loads(path.read_text()).get("environment", "")))
         except (OSError, ValueError, AttributeError):
@@ -195,10 +220,17 @@ def forget(root: Path, namespace: str, image: str) -> str | None:
 def resolve(image: str, namespace: str, root: Path | None = None) -> Environment | None:
     """The environment a project's image stands for locally, or None (a plain image: the host's Python).
 
-    Per project (its namespace): another project's image of the same name is not this one's."""
+    Per project (its namespace): another project's image of the same name is not this one's; the
+    platform's own environments (``register_shared``) stand for their image in every project."""
+    root = Path(root if root is not None else default_root())
     try:
-        path = _image_file(root if root is not None else default_root(), namespace, image)
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return find(path.parents[2], str(data.get("environment", "")))
+        own = [_image_file(root, namespace, image)]
+    except ValueError:  # not a namespace
+        own = []
+    for path in [*own, _shared_file(root, image)]:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        return find(root, str(data.get("environment", "")))
+    return None

@@ -55,6 +55,7 @@ class Verdict:
     notebook_id: int | None = None
     upstream: str = ""
     token: str = ""
+    state: str = ""  # a notebook that does not run: its state (the page shows it)
 
     @property
     def prefix(self) -> str:
@@ -104,7 +105,7 @@ def check_member(user_id: int, host: str) -> Verdict:
                                            "notebooks needs developer", project.name, nb.name, nb.id)
     token = jupyter_token(nb)
     if nb.state not in SERVING or not nb.upstream or not token:
-        return Verdict(Outcome.NOT_RUNNING, not_serving(nb), project.name, nb.name, nb.id)
+        return Verdict(Outcome.NOT_RUNNING, not_serving(nb), project.name, nb.name, nb.id, state=nb.state.value)
     return Verdict(Outcome.ALLOWED, "", project.name, nb.name, nb.id, nb.upstream.rstrip("/"), token)
 
 

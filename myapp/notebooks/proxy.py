@@ -88,12 +88,15 @@ class NotebookProxy:
     # -- answers of our own ------------------------------------------------------------------------------
     @staticmethod
     def refuse(request: web.Request, status: int, message: str, link: str | None = None,
-               link_text: str = "Go to Notebooks", title: str | None = None) -> web.Response:
-        """A page for a page load (a stopped notebook, a used link, ...), JSON for an API call."""
+               link_text: str = "Go to Notebooks", title: str | None = None,
+               stopped: tuple[str, str] | None = None) -> web.Response:
+        """A page for a page load (a stopped or starting notebook: `stopped` is its (name, state); a used
+        link, ...), JSON for an API call."""
         if not origins.is_navigation(request.method, request.headers):
             return web.json_response({"message": message}, status=status)
-        return web.Response(status=status, text=notice.page(status, message, link, link_text, title),
-                            content_type="text/html", headers=notice.HEADERS)
+        text = notice.not_running(*stopped, message, link) if stopped else \
+            notice.page(status, message, link, link_text, title)
+        return web.Response(status=status, text=text, content_type="text/html", headers=notice.HEADERS)
 
     # -- the hand-off and the member check ------------------------------------------------------------------
     async def _platform(self, method: str, path: str, **kwargs: Any) -> tuple[int, dict[str, Any]]:
@@ -147,8 +150,9 @@ class NotebookProxy:
         if status != 200:
             if status == 401 and data.get("open") and origins.is_navigation(request.method, request.headers):
                 return redirect(str(data["open"]))  # through the platform's hand-off, and back here
+            stopped = (str(data["name"]), str(data["state"])) if status == 409 and data.get("state") else None
             return self.refuse(request, status if status in (401, 403, 404, 409) else 502,
-                               str(data.get("message") or "refused"), data.get("notebooks"))
+                               str(data.get("message") or "refused"), data.get("notebooks"), stopped=stopped)
         allowed = Allowed(str(data["upstream"]).rstrip("/"), str(data["token"]), time.monotonic() + self.cache_seconds,
                           str(data["prefix"]))
         if len(self._cache) > 10_000:

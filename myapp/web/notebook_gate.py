@@ -48,17 +48,20 @@ def notebooks_page() -> str:
     return platform_url("/ui/notebooks")
 
 
-def page(status: int, message: str, link: str | None, link_text: str, title: str | None = None) -> Response:
-    response = Response(notice.page(status, message, link, link_text, title), status=status, mimetype="text/html")
+def html(status: int, text: str) -> Response:
+    response = Response(text, status=status, mimetype="text/html")
     response.headers.update(notice.HEADERS)
     return response
 
 
+def page(status: int, message: str, link: str | None, link_text: str, title: str | None = None) -> Response:
+    return html(status, notice.page(status, message, link, link_text, title))
+
+
 def refused_page(verdict: Verdict) -> Response:
     status = STATUS[verdict.outcome]
-    if verdict.outcome is Outcome.NOT_RUNNING:
-        return page(status, f"{verdict.message}. Start it on the platform's Notebooks page, then open it again.",
-                     notebooks_page(), "Go to Notebooks")
+    if verdict.outcome is Outcome.NOT_RUNNING:  # its state, and how it gets to run
+        return html(status, notice.not_running(verdict.name, verdict.state, verdict.message, notebooks_page()))
     return page(status, verdict.message, notebooks_page(), "Go to Notebooks")
 
 
@@ -121,7 +124,8 @@ def handoff() -> Response:
 @notebook_gate.get("/api/v1/notebook/authz")
 def authz() -> Response:
     """200 {upstream, token, prefix, notebook_id} or 401 {message, open} / 403 / 404 / 409 {message,
-    notebooks}: `open` is where to send a browser without a session, `notebooks` the platform's page."""
+    notebooks, name, state}: `open` is where to send a browser without a session, `notebooks` the platform's
+    page, `state` a notebook's that does not run (the proxy's page shows it)."""
     try:
         _from_proxy()
         host, path = request.args.get("host", ""), request.args.get("path", "/")
@@ -135,7 +139,7 @@ def authz() -> Response:
                        notebook_id=verdict.notebook_id)
     answer = jsonify(message=verdict.message, notebooks=notebooks_page(),
                      open=open_url(host, request.args.get("next") or path) if verdict.outcome is Outcome.SIGN_IN
-                     else None)
+                     else None, name=verdict.name or None, state=verdict.state or None)
     answer.status_code = STATUS[verdict.outcome]
     return answer
 

@@ -21,7 +21,8 @@ NAMED = [
     "myapp/backends/local/replica_metrics.py", "myapp/backends/local/logfiles.py", "myapp/backends/archive.py",
     "myapp/backends/local/job_folders.py",
     "myapp/backends/logrecords.py", "myapp/pipelines/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
-    "myapp/images/environments.py", "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
+    "myapp/images/environments.py", "myapp/images/defaults.py",
+    "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
     "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py",
 ]
 CONTROL = ("the attempt's .myapp control folder: made by the platform before any process of the job exists, "
@@ -56,16 +57,19 @@ ALLOWED = {
     ("myapp/backends/local/job_folders.py", "_private_dir", ".mkdir"): "the platform's own folders (0700)",
     ("myapp/backends/local/job_folders.py", "_private_dir", "os.chmod"): "the platform's own folders (0700)",
     ("myapp/backends/local/commands.py", "EntryMap.__init__", ".read_text"): "the job-template catalog (source tree)",
-    **{("myapp/backends/local/plan.py", "Planner._kernel_spec", call): (
-        "a built environment: the platform's once built (images/builder.py takes it back), read-only to jobs")
-       for call in (".glob", ".mkdir", ".chmod", ".write_text", "os.replace")},
     ("myapp/images/builder.py", "build_environment", ".mkdir"): (
         "MYAPP_HOME/environments itself and the uid table's folder: the platform's"),
     **{("myapp/images/environments.py", function, call): "images/<namespace>/*.json and locks: the platform's registry"
-       for function, call in (("register", ".mkdir"), ("register", "os.replace"), ("unregister", ".unlink"),
+       for function, call in (("_write_index", ".mkdir"), ("_write_index", "os.replace"), ("unregister", ".unlink"),
                               ("locked", "open"), ("registered_hashes", ".glob"),
                               ("registered_hashes", ".read_text"), ("forget", ".read_text"),
                               ("forget", ".unlink"), ("resolve", ".read_text"))},
+    **{("myapp/images/environments.py", "Environment.site_dirs", call): (
+        "a complete environment and its marker: the platform's, read-only to jobs")
+       for call in (".glob", ".read_text")},
+    **{("myapp/images/defaults.py", "ensure_local_environment", call): (
+        "MYAPP_HOME/environments and the default environment the platform makes there from its own files")
+       for call in (".mkdir", ".glob")},
     ("myapp/serving/store.py", "save", ".mkdir"): "MYAPP_HOME/jobs/data, the platform's",
     ("myapp/serving/store.py", "save", "os.mkdir"): (
         "the project's data folder itself, in jobs/data (the platform's): a job cannot replace it"),

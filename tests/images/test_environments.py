@@ -62,3 +62,36 @@ def test_forget_removes_the_entry_and_the_environment_once_nothing_names_it(tmp_
     assert environments.forget(tmp_path, "team-b", "r/b:1") == env_hash
     assert not (tmp_path / env_hash).exists() and environments.registered_hashes(tmp_path) == set()
     assert environments.forget(tmp_path, "team-b", "r/b:1") is None  # again: nothing left to do
+
+
+def test_a_shared_image_resolves_in_every_project_and_a_projects_own_name_wins(tmp_path):
+    shared, own = environments.content_hash("platform", ["six"]), environments.content_hash(None, ["attrs"])
+    for env_hash in (shared, own):
+        (tmp_path / env_hash).mkdir()
+        (tmp_path / env_hash / environments.MARKER).write_text("{}")
+    environments.register_shared(tmp_path, "myapp/python-ml:3.11", shared)
+    found = {environments.resolve("myapp/python-ml:3.11", ns, tmp_path).hash for ns in ("team-a", "team-b")}
+    assert found == {shared}
+    environments.register(tmp_path, "team-a", "myapp/python-ml:3.11", own)
+    assert environments.resolve("myapp/python-ml:3.11", "team-a", tmp_path).hash == own
+    assert environments.resolve("myapp/python-ml:3.11", "team-b", tmp_path).hash == shared
+    assert environments.registered_hashes(tmp_path) == {shared, own}
+    assert environments.forget(tmp_path, "team-a", "myapp/python-ml:3.11") == own  # the shared one stays
+    assert (tmp_path / shared).is_dir()
+    assert environments.resolve("myapp/python-ml:3.11", "team-a", tmp_path).hash == shared
+
+
+def test_the_default_environment_is_the_platforms_packages_made_once(tmp_path):
+    """Made from the platform's own venv (a chain, nothing copied), found again while those packages stay."""
+    import subprocess
+
+    from myapp.images import defaults
+
+    env, made = defaults.ensure_local_environment(tmp_path)
+    again, made_again = defaults.ensure_local_environment(tmp_path)
+    assert made and not made_again and again == env
+    assert env.hash == environments.content_hash(defaults.BASE, defaults.platform_packages(defaults.platform_sites()))
+    assert [str(p) for p in env.site_dirs()[1:]] == defaults.platform_sites()
+    seen = subprocess.run([str(env.python), "-c", "import sys, yaml; print(sys.prefix)"],
+                          capture_output=True, text=True, env={}, timeout=60)
+    assert seen.returncode == 0 and seen.stdout.strip() == str(env.path), seen.stderr

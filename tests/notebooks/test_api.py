@@ -51,3 +51,34 @@ def test_authz_answers_only_the_proxy(app, user, notebook_world):
     for asked in (user.get(f"/api/v1/notebook/authz?host={host}&path=/"),  # a user asking never sees the token
                   user.post("/api/v1/notebook/handoff", json={"code": "x", "host": host})):
         assert asked.status_code == 403 and "token" not in asked.get_data(as_text=True)
+
+
+def test_image_choices_offer_the_platforms_defaults_first_then_the_projects_then_the_catalog(
+        app, admin, user, make_user, notebook_world):
+    from myapp.extensions import db
+    from myapp.models import Image
+    from tests.world import unique
+
+    pid = notebook_world["project"]["id"]
+    other = created(make_user().post("/api/v1/project/", json={"name": unique("nbo")}))
+    with app.app_context():
+        local, kubernetes = app.config["MYAPP_LOCAL_ENVIRONMENT"], app.config["MYAPP_NOTEBOOK_IMAGE"]
+        for name, project_id, env in ((kubernetes, None, None), (local, None, "a" * 32),
+                                      (f"myapp/env/mine:{unique('t')}", pid, "b" * 32),
+                                      (f"myapp/env/theirs:{unique('t')}", other["id"], "c" * 32)):
+            repository, _, tag = name.rpartition(":")
+            if db.session.scalar(db.select(Image.id).filter_by(repository=repository, tag=tag)) is None:
+                db.session.add(Image(repository=repository, tag=tag, project_id=project_id, environment=env))
+        db.session.commit()
+    answer = user.get(f"/api/v1/notebook/project/{pid}/images")
+    assert answer.status_code == 200, answer.get_json()
+    items = answer.get_json()["items"]
+    assert [i["image"] for i in items[:2]] == [local, kubernetes]
+    assert [i["group"] for i in items[:2]] == ["default", "default"] and items[0]["environment"]
+    groups = [i["group"] for i in items]
+    assert groups == sorted(groups, key=["default", "project", "catalog"].index)  # defaults, own, catalog
+    assert [i["image"].split(":")[0] for i in items if i["group"] == "project"] == ["myapp/env/mine"]
+    assert notebook_world["image"] in [i["image"] for i in items if i["group"] == "catalog"]
+    assert not any(i["image"].startswith("myapp/env/theirs") for i in items)  # another project's stays its own
+    assert answer.get_json()["only_defaults"] is False
+    assert make_user().get(f"/api/v1/notebook/project/{pid}/images").status_code == 404

@@ -170,8 +170,19 @@ def test_a_stopped_notebook_answers_a_page_that_leads_back_to_the_platform(app, 
     text = page.get_data(as_text=True)
     assert page.status_code == 409 and page.mimetype == "text/html"
     assert "notebook lab is stopped" in text and 'href="http://127.0.0.1:8080/ui/notebooks"' in text
+    assert "<title>Notebook lab is stopped · myapp</title>" in text and 'data-state="stopped"' in text
+    assert "press Start on its row of the Notebooks page" in text and "http-equiv" not in text
     answer = authz(app, world["a"]["host"], session)
     assert answer.status_code == 409 and answer.get_json()["notebooks"].endswith("/ui/notebooks")
+    assert answer.get_json()["state"] == "stopped" and answer.get_json()["name"] == "lab"
+    # Starting: the page says how far it got and reloads itself, to become the notebook once it runs.
+    with app.app_context():
+        row = db.session.get(Notebook, world["a"]["notebook"]["id"])
+        row.state, row.reason = NotebookState.PULLING, "preparing the environment of x:1"
+        db.session.commit()
+    text = open_notebook(owner, world["a"]["host"]).get_data(as_text=True)
+    assert "Notebook lab is starting" in text and 'data-state="preparing image"' in text
+    assert '<meta http-equiv="refresh" content="3">' in text and "preparing the environment of x:1" in text
 
 
 def test_logout_and_a_lost_membership_end_the_origins_session(app, world, make_user):

@@ -177,7 +177,7 @@ async def _stopped_within_the_cache() -> None:
     async def authz(_request: web.Request) -> web.Response:
         if state["running"]:
             return web.json_response({"upstream": str(jupyter_server.make_url("/")), "token": "t", "prefix": PREFIX})
-        return web.json_response({"message": "notebook lab is stopped <b>now</b>",
+        return web.json_response({"message": "notebook lab is stopped <b>now</b>", "name": "lab", "state": "stopped",
                                   "notebooks": "http://p/ui/notebooks"}, status=409)
 
     platform = web.Application()
@@ -195,6 +195,7 @@ async def _stopped_within_the_cache() -> None:
             text = await page.text()
             assert page.status == 409 and page.content_type == "text/html"
             assert 'href="http://p/ui/notebooks"' in text and "&lt;b&gt;now&lt;/b&gt;" in text  # escaped
+            assert 'data-state="stopped"' in text and "Notebook lab is stopped" in text
             assert page.headers["Content-Security-Policy"].startswith("default-src 'none'")
             state["running"] = True  # the platform still names the dead upstream: then it is 502
             assert (await client.get(f"{PREFIX}api/status", headers=own)).status == 502

@@ -16,11 +16,13 @@ import secrets
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...images.environments import Environment
 from ...images.environments import resolve as resolve_environment
 from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
 from ...outputs.declarations import mounted_dir, read_only_dirs
@@ -49,6 +51,8 @@ VOLUME_KINDS = frozenset({"PersistentVolumeClaim"})
 NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # a DNS-1123 label, as in Kubernetes
 # Folders of the workdir beside the namespaces' own: no project may be called like them.
 RESERVED_NAMESPACES = frozenset({"secrets", "configmaps", "data", "outputs"})
+# A local notebook's own package layer, in its work folder (Planner._layer, job-templates/notebook/local_start.py).
+LAYER = ".myapp-venv"
 
 
 @dataclass
@@ -294,8 +298,6 @@ class Planner(ContainerEnv):
                                   f"({self.python}): pip install jupyterlab; the notebook image is not used locally")
         (port,) = free_ports(1)
         env["JUPYTER_TOKEN"] = env.get("JUPYTER_TOKEN") or secrets.token_urlsafe(24)
-        if env.get("VIRTUAL_ENV"):  # the image is a built environment: its kernel imports its packages
-            env["JUPYTER_PATH"] = str(self._kernel_spec(Path(env["VIRTUAL_ENV"])))
         prefix = (env.get("NB_PREFIX") or "").rstrip("/")
         mounts = self._claim_mounts(run["namespace"], pod, container_spec=pod["containers"][0])
         root = cwd
@@ -314,34 +316,41 @@ class Planner(ContainerEnv):
         private = f"/tmp/myapp-jupyter-{secrets.token_hex(8)}"
         env.update(JUPYTER_CONFIG_DIR=f"{private}/config", JUPYTER_DATA_DIR=f"{private}/data",
                    JUPYTER_RUNTIME_DIR=f"{private}/runtime", PYTHONNOUSERSITE="1")
-        container["argv"] = [self.python, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        self._layer(env, root)
+        folder = self.catalog_root / "notebook"
+        container["argv"] = [self.python, str(folder / "local_start.py"), "--",
+                             self.python, "-m", module, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                              "--ServerApp.password=", f"--ServerApp.base_url={prefix}/",
                              f"--ServerApp.root_dir={root}", "--ServerApp.allow_remote_access=False",
-                             f"--config={self.catalog_root / 'notebook' / 'jupyter_server_config.py'}"]
+                             f"--config={folder / 'jupyter_server_config.py'}"]
         replica["ports"] = {"notebook": port}
         replica["ready"] = {"type": "http", "port": port, "path": f"{prefix}/api"}  # answers without the token
         replica["url"] = f"http://127.0.0.1:{port}{prefix}/{'lab' if module == 'jupyterlab' else ''}"
 
-    def _kernel_spec(self, venv: Path) -> Path:
-        """The `python3` kernel of a notebook whose image is a built environment. Environments hold no
-        Jupyter of their own, so the kernel is the host's ipykernel with the environment's site-packages
-        ahead of the host's (same Python version: the content hash includes it). Written next to the
-        environment, which the platform owns and jobs see read-only; the folder goes on JUPYTER_PATH,
-        which Jupyter searches before its own kernels."""
-        share = venv / "share" / "jupyter"
-        spec = {"argv": [self.python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (environment)", "language": "python",
-                "env": {"PYTHONPATH": os.pathsep.join(str(p) for p in sorted(venv.glob("lib/python*/site-packages"))),
-                        "VIRTUAL_ENV": str(venv)}}
-        folder = share / "kernels" / "python3"
-        folder.mkdir(parents=True, exist_ok=True)
-        for made in (venv / "share", share, share / "kernels", folder):  # the job's uid reads them (umask aside)
-            made.chmod(0o755)
-        tmp = folder / f".kernel.json.{os.getpid()}"
-        tmp.write_text(json.dumps(spec, indent=1, sort_keys=True))
-        tmp.chmod(0o644)
-        os.replace(tmp, folder / "kernel.json")  # whole or not at all: other notebooks read it
-        return share
+    def _layer(self, env: dict[str, str], root: Path) -> None:
+        """The notebook's own package layer, a venv in its work folder (made by local_start.py in the
+        sandbox): its site-packages first, then its image's environment, then the platform's Python. The
+        terminal and the kernel both run its `python` (VIRTUAL_ENV, first on PATH), so what `pip install`
+        adds in either lands in this notebook's work folder, never in the shared environment."""
+        layer = root / LAYER
+        sites: list[str] = []
+        if env.get("VIRTUAL_ENV"):  # the image is a built environment (_environment)
+            venv = Path(env["VIRTUAL_ENV"])
+            sites += [str(p) for p in Environment(venv.name, venv).site_dirs()]
+        sites += [s for s in self._host_sites() if s not in sites]
+        env["PATH"] = os.pathsep.join([str(layer / "bin"), env.get("PATH", "")])
+        env.update(VIRTUAL_ENV=str(layer), MYAPP_NOTEBOOK_LAYER=str(layer), MYAPP_NOTEBOOK_SITES=os.pathsep.join(sites))
+
+    def _host_sites(self) -> list[str]:
+        """The site-packages of the platform's Python (jobs see them read-only): JupyterLab, ipykernel, pip."""
+        code = "import json, sysconfig; p = sysconfig.get_paths(); print(json.dumps([p['purelib'], p['platlib']]))"
+        if os.path.realpath(self.python) == os.path.realpath(sys.executable):
+            paths = sysconfig.get_paths()
+            found = [paths["purelib"], paths["platlib"]]
+        else:
+            found = json.loads(subprocess.run([self.python, "-c", code], capture_output=True, text=True, timeout=60,
+                                              env={}, check=True).stdout)
+        return list(dict.fromkeys(str(p) for p in found))
 
     def volume_dir(self, namespace: str, claim: str) -> Path:
         """A PersistentVolumeClaim's local folder: in the project's data folder, outliving attempts."""

@@ -1,4 +1,5 @@
-// Create a notebook: name, image or environment (the project's images, then the shared catalog),
+// Create a notebook: name, image or environment (the platform's defaults, which the form starts with, then
+// the project's images, then the shared catalog; with nothing but the defaults it says how to get more),
 // resources, resource group, an optional existing volume. The server checks it all again (409 for a name
 // taken, 400 naming the field: an unknown image, resources over the template maximum or the quota).
 import { useState, type FormEvent } from "react";
@@ -6,8 +7,11 @@ import { api, listAll } from "../../api/client";
 import { Dialog, SubmitActions } from "../../components/Dialog";
 import { Field, UnplacedError, useSubmit } from "../../components/Field";
 import { useAsync } from "../../lib/useAsync";
-import type { Image, Notebook, ResourceGroup } from "../../types";
-import { createBody, EMPTY_FORM, formProblems, imageChoices, type NotebookForm } from "./logic";
+import { Link } from "../../router";
+import type { Notebook, NotebookImageChoices, ResourceGroup } from "../../types";
+import {
+  CHOICE_GROUPS, createBody, EMPTY_FORM, firstChoice, formProblems, imageChoices, type NotebookForm,
+} from "./logic";
 
 const FIELDS = ["name", "image", "resources.cpu", "resources.memory", "resources.gpu",
   "resource_group_id", "volume"];
@@ -20,11 +24,13 @@ export function NewNotebookDialog({ projectId, onClose, onCreated }: {
   const [form, setForm] = useState<NotebookForm>(EMPTY_FORM);
   const [checked, setChecked] = useState(false);
   const { busy, error, run, reasonFor } = useSubmit();
-  const images = useAsync(() => listAll<Image>("image"), []);
+  const images = useAsync(() => api<NotebookImageChoices>(`/api/v1/notebook/project/${projectId}/images`), [projectId]);
   // Resource groups: listed for everyone who may use one; none listed means the cluster's default.
   const groups = useAsync(() => listAll<ResourceGroup>("resource_group").catch(() => [] as ResourceGroup[]), []);
-  const choices = imageChoices(images.data ?? [], projectId);
-  const problems = formProblems(form);
+  const choices = imageChoices(images.data?.items ?? []);
+  // The form starts with the first default once the list is in, until the user chooses.
+  const current = { ...form, image: form.image || firstChoice(choices) };
+  const problems = formProblems(current);
   const set = (key: keyof NotebookForm) => (value: string) => setForm((old) => ({ ...old, [key]: value }));
   const shown = (field: keyof typeof problems) => (checked ? problems[field] : undefined) ?? reasonFor(field);
 
@@ -33,13 +39,11 @@ export function NewNotebookDialog({ projectId, onClose, onCreated }: {
     setChecked(true);
     if (Object.keys(problems).length > 0) return;
     void run(async () => {
-      const created = await api<Notebook>("/api/v1/notebook/", { method: "POST", body: createBody(form, projectId) });
+      const created = await api<Notebook>("/api/v1/notebook/", { method: "POST", body: createBody(current, projectId) });
       onCreated(created);
     });
   };
 
-  const project = choices.filter((c) => c.group === "project");
-  const catalog = choices.filter((c) => c.group === "catalog");
   return (
     <Dialog title="New notebook" onClose={onClose}>
       <form onSubmit={submit} noValidate className="notebook-form">
@@ -49,20 +53,21 @@ export function NewNotebookDialog({ projectId, onClose, onCreated }: {
             onChange={(e) => set("name")(e.target.value)} />}
         </Field>
         <Field label="Image or environment" required error={shown("image")}
-          hint={images.error ? "The image list could not be loaded." : "Environments built for this project come first."}>
+          hint={images.error ? "The image list could not be loaded." : images.data?.only_defaults ? (
+            <>Only the platform's default environments exist so far. For other packages,{" "}
+              <Link to="/images">build an environment</Link> for this project; it is offered here once built.</>
+          ) : "The platform's defaults first, then environments built for this project."}>
           {(w) => (
-            <select {...w} name="image" value={form.image} onChange={(e) => set("image")(e.target.value)}>
+            <select {...w} name="image" value={current.image} onChange={(e) => set("image")(e.target.value)}>
               <option value="">{images.loading ? "Loading images…" : "Choose…"}</option>
-              {project.length > 0 && (
-                <optgroup label="This project">
-                  {project.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
-                </optgroup>
-              )}
-              {catalog.length > 0 && (
-                <optgroup label="Catalog">
-                  {catalog.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
-                </optgroup>
-              )}
+              {CHOICE_GROUPS.map(({ group, label }) => {
+                const options = choices.filter((c) => c.group === group);
+                return options.length > 0 && (
+                  <optgroup key={group} label={label}>
+                    {options.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+                  </optgroup>
+                );
+              })}
             </select>
           )}
         </Field>

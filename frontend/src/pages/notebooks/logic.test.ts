@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { Image, Notebook } from "../../types";
+import type { Notebook, NotebookImageChoice } from "../../types";
 import { nextReadIn } from "../../hooks/polling";
 import {
-  actions, createBody, EMPTY_FORM, formProblems, idleTime, imageChoices, LIST_POLL, openUrl, shortDuration,
+  actions, createBody, EMPTY_FORM, firstChoice, formProblems, idleTime, imageChoices, LIST_POLL, openUrl, shortDuration,
   stateClass, stateLabel,
 } from "./logic";
 
@@ -11,11 +11,6 @@ const notebook = (extra: Partial<Notebook> = {}): Notebook => ({
   resource_group_id: null, volume: null, state: "running", reason: null, desired: "running", url: null,
   started_at: "2026-01-01T10:00:00Z", last_activity_at: "2026-01-01T11:00:00Z", created_by_id: 3,
   created_at: "2026-01-01T09:59:00Z", updated_at: "2026-01-01T11:00:00Z", ...extra,
-});
-
-const image = (id: number, repository: string, tag: string, project_id: number | null, environment: string | null = null): Image => ({
-  id, repository, tag, project_id, environment, description: "", pull_secret: null,
-  created_at: "2026-01-01T00:00:00Z", updated_at: "2026-01-01T00:00:00Z",
 });
 
 describe("states", () => {
@@ -111,15 +106,21 @@ describe("the create form", () => {
 });
 
 describe("imageChoices", () => {
-  it("offers the project's images first, then the shared catalog, never another project's", () => {
-    const images = [
-      image(1, "jupyter/base", "1", null), image(2, "myapp/env/vision", "abc123", 7, "abc123"),
-      image(3, "myapp/env/other", "def", 8, "def"), image(4, "jupyter/base", "1", 7), image(5, "a/first", "2", null),
-    ];
-    expect(imageChoices(images, 7)).toEqual([
-      { value: "jupyter/base:1", label: "jupyter/base:1", group: "project" },
-      { value: "myapp/env/vision:abc123", label: "myapp/env/vision:abc123 (environment)", group: "project" },
-      { value: "a/first:2", label: "a/first:2", group: "catalog" },
+  const choice = (image: string, group: NotebookImageChoice["group"], environment = false): NotebookImageChoice => ({
+    image, group, environment, description: "",
+  });
+  it("keeps the server's order, says which are built environments, and starts with the first default", () => {
+    const choices = imageChoices([
+      choice("myapp/python-ml:3.11", "default", true), choice("ghcr.io/myapp-platform/notebook:1.0.0", "default"),
+      choice("myapp/env/vision:abc123", "project", true), choice("jupyter/base:1", "catalog"),
     ]);
+    expect(choices).toEqual([
+      { value: "myapp/python-ml:3.11", label: "myapp/python-ml:3.11", group: "default" },
+      { value: "ghcr.io/myapp-platform/notebook:1.0.0", label: "ghcr.io/myapp-platform/notebook:1.0.0", group: "default" },
+      { value: "myapp/env/vision:abc123", label: "myapp/env/vision:abc123 (environment)", group: "project" },
+      { value: "jupyter/base:1", label: "jupyter/base:1", group: "catalog" },
+    ]);
+    expect(firstChoice(choices)).toBe("myapp/python-ml:3.11");
+    expect(firstChoice(imageChoices([choice("jupyter/base:1", "catalog")]))).toBe("");
   });
 });

@@ -1,7 +1,7 @@
 // The Notebooks page's rules, kept pure for tests: what each state means and allows, idle time, the
 // create form's checks (the server's rules, so errors show before a round trip) and its request body.
 import type { PollPolicy } from "../../hooks/polling";
-import type { Image, Notebook, NotebookBody, NotebookState, ProjectRole } from "../../types";
+import type { Notebook, NotebookBody, NotebookImageChoice, NotebookState, ProjectRole } from "../../types";
 
 /** States on their way somewhere: the list is polled faster while one is shown. */
 export const MOVING: readonly NotebookState[] = ["pending", "pulling", "waiting", "stopping"];
@@ -130,20 +130,26 @@ export function createBody(form: NotebookForm, projectId: number): NotebookBody 
 export interface ImageChoice {
   value: string; // repository:tag, what the API takes
   label: string;
-  group: "project" | "catalog";
+  group: NotebookImageChoice["group"];
 }
 
-/** Images a notebook may use: the project's own (built environments first), then the shared catalog. */
-export function imageChoices(images: readonly Image[], projectId: number): ImageChoice[] {
-  const choices = images
-    .filter((image) => image.project_id === null || image.project_id === projectId)
-    .map((image): ImageChoice => {
-      const value = `${image.repository}:${image.tag}`;
-      const kind = image.environment ? " (environment)" : "";
-      return { value, label: `${value}${kind}`, group: image.project_id === null ? "catalog" : "project" };
-    });
-  const seen = new Set<string>();
-  return choices
-    .sort((a, b) => (a.group === b.group ? a.value.localeCompare(b.value) : a.group === "project" ? -1 : 1))
-    .filter((choice) => !seen.has(choice.value) && Boolean(seen.add(choice.value)));
+/** The groups of the image list, in the order the server gives them, with the words the dialog shows. */
+export const CHOICE_GROUPS: readonly { group: ImageChoice["group"]; label: string }[] = [
+  { group: "default", label: "Platform defaults" },
+  { group: "project", label: "This project" },
+  { group: "catalog", label: "Catalog" },
+];
+
+/** The server's choices (GET /api/v1/notebook/project/{id}/images) as options: built environments say so. */
+export function imageChoices(items: readonly NotebookImageChoice[]): ImageChoice[] {
+  return items.map((item) => ({
+    value: item.image,
+    label: item.environment && item.group !== "default" ? `${item.image} (environment)` : item.image,
+    group: item.group,
+  }));
+}
+
+/** The image a new form starts with: the first default, so that a new user can create a notebook at once. */
+export function firstChoice(choices: readonly ImageChoice[]): string {
+  return choices.find((choice) => choice.group === "default")?.value ?? "";
 }
