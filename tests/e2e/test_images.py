@@ -1,13 +1,15 @@
 """Images page, through the browser against the real platform (web, worker, embedded broker): a developer asks
 for an environment from a package list, a bad requirement is refused naming the field, the worker builds the
 environment (for real: pip from PyPI in the job sandbox) and the page shows the live log and the success; the
-same list again comes from the cache. Screenshots: test-artifacts/e2e/test_images/."""
+same list again comes from the cache; a pipeline's python task picks that environment in the editor.
+Screenshots: test-artifacts/e2e/test_images/."""
 from __future__ import annotations
 
 import re
 import uuid
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.support import sign_in
 
@@ -16,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platfo
 
 def test_images(platform, tab):
     project_name = f"img-{uuid.uuid4().hex[:6]}"
-    platform.api("POST", "/api/v1/project/", json={"name": project_name})
+    project_id = platform.api("POST", "/api/v1/project/", json={"name": project_name})["id"]
     page = tab.page
     sign_in(page, platform.base, "admin", platform.admin_password)
     page.get_by_label("Project").select_option(label=f"{project_name} (owner)")
@@ -57,5 +59,20 @@ def test_images(platform, tab):
     assert rows.count() == 2
     page.get_by_test_id("build-reason").scroll_into_view_if_needed()
     tab.shot("cached")
+
+    # A python task of the project picks the environment in the editor's task form, and keeps it once saved.
+    python = platform.api("GET", "/api/v1/job_template/", params={"name": "python"})["items"][0]["id"]
+    pipeline = platform.api("POST", "/api/v1/pipeline/", json={"project_id": project_id, "name": "uses-env"})
+    task = platform.api("POST", "/api/v1/task/", json={"pipeline_id": pipeline["id"], "name": "probe",
+                                                       "template_id": python})
+    page.goto(f"{platform.base}/ui/pipelines/{pipeline['id']}")
+    page.locator(".react-flow__node:has([data-task='probe'])").click()
+    choice = page.locator("form.task-form").get_by_label("Image or environment")
+    assert choice.input_value() == ""  # the template's image until one is picked
+    choice.select_option(label="registry.local/e2e/six-env:v1 (environment)")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".save-status")).to_have_text("Saved")
+    assert platform.api("GET", f"/api/v1/task/{task['id']}")["image"] == "registry.local/e2e/six-env:v1"
+    tab.shot("task-environment")
     # Chromium notes the answer to the refused build (400, provoked above); nothing else went wrong.
     assert [e for e in tab.errors if "status of 400 (" not in e] == [], tab.errors

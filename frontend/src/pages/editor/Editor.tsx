@@ -7,7 +7,7 @@ import { api, ApiError, describeError } from "../../api/client";
 import { NODE_HEIGHT, NODE_WIDTH } from "../../lib/layout";
 import { useLatest } from "../../lib/useLatest";
 import { Link, navigate } from "../../router";
-import type { JobTemplate, PipelineGraph, PipelineRun, PipelineRunBody, ResourceGroup } from "../../types";
+import type { Image, JobTemplate, PipelineGraph, PipelineRun, PipelineRunBody, ResourceGroup } from "../../types";
 import { Canvas, type Selection } from "./Canvas";
 import { Dependencies } from "./Dependencies";
 import { editorReducer, initialState, isDirty } from "./editorState";
@@ -28,6 +28,7 @@ interface EditorProps {
   graph: PipelineGraph;
   templates: JobTemplate[];
   resourceGroups: ResourceGroup[];
+  images: Image[];
   readOnly: boolean;
   onReload: () => void;
 }
@@ -78,7 +79,7 @@ function useTaskErrors(draft: Draft, templates: Map<number, JobTemplate>): Map<s
   }, [draft.tasks, templates]);
 }
 
-export function Editor({ graph, templates, resourceGroups, readOnly, onReload }: EditorProps) {
+export function Editor({ graph, templates, resourceGroups, images, readOnly, onReload }: EditorProps) {
   const [state, dispatch] = useReducer(editorReducer, graph, (g) => initialState(draftFromServer(g.tasks, g.edges)));
   const [pipeline, setPipeline] = useState(graph.pipeline);
   const [selection, setSelection] = useState<Selection>(NO_SELECTION);
@@ -329,7 +330,8 @@ export function Editor({ graph, templates, resourceGroups, readOnly, onReload }:
               <Dependencies task={selectedTask} tasks={draft.tasks} edges={draft.edges} readOnly={readOnly}
                 onConnect={onConnect} onRemove={(up, down) => onDelete([], [edgeId({ upstream: up, downstream: down })])} />
               <TaskForm key={selectedTask.key} task={selectedTask} template={templatesById.get(selectedTask.templateId)}
-                errors={formErrors} resourceGroups={resourceGroups} readOnly={readOnly} onEdit={onEdit} onBlur={onFieldBlur} />
+                errors={formErrors} resourceGroups={resourceGroups} readOnly={readOnly} onEdit={onEdit} onBlur={onFieldBlur}
+                images={images} projectId={pipeline.project_id} />
             </>
           ) : selectedEdge ? (
             <>

@@ -7,7 +7,7 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";
 import { useProject, useSession } from "../../session";
-import type { JobTemplate, PipelineGraph, ResourceGroup } from "../../types";
+import type { Image, JobTemplate, PipelineGraph, ResourceGroup } from "../../types";
 import { Editor } from "./Editor";
 import "./editor.css";
 
@@ -16,13 +16,15 @@ export default function EditorPage({ pipelineId }: { pipelineId: number }) {
   const { me } = useSession();
   const loads = useRef(0);
   const { data, error, reload } = useAsync(async () => {
-    const [graph, templates, resourceGroups] = await Promise.all([
+    const [graph, templates, resourceGroups, images] = await Promise.all([
       api<PipelineGraph>(`/api/v1/pipeline/${pipelineId}/graph`),
       listAll<JobTemplate>("job_template"),
       // Optional: without access to the groups the task simply keeps the project default.
       listAll<ResourceGroup>("resource_group").catch(() => [] as ResourceGroup[]),
+      // The catalog's images and the user's projects' own (environments they built), for a task's image.
+      listAll<Image>("image").catch(() => [] as Image[]),
     ]);
-    return { graph, templates, resourceGroups, version: ++loads.current };
+    return { graph, templates, resourceGroups, images, version: ++loads.current };
   }, [pipelineId]);
 
   if (error && !data) {
@@ -39,7 +41,7 @@ export default function EditorPage({ pipelineId }: { pipelineId: number }) {
   const role = me?.projects.find((p) => p.id === data.graph.pipeline.project_id)?.role ?? project.role;
   return (
     <ReactFlowProvider key={data.version}>
-      <Editor graph={data.graph} templates={data.templates} resourceGroups={data.resourceGroups}
+      <Editor graph={data.graph} templates={data.templates} resourceGroups={data.resourceGroups} images={data.images}
         readOnly={role === "viewer"} onReload={reload} />
     </ReactFlowProvider>
   );

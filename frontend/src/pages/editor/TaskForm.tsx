@@ -1,8 +1,9 @@
-// The selected task's form: name, the template's arguments (generated from its args_schema),
-// resources and retry policy. Every change goes through `onEdit` into the undoable draft.
+// The selected task's form: name, the image or environment it runs in, the template's arguments
+// (generated from its args_schema), resources and retry policy. Every change goes through `onEdit` into the undoable draft.
 import { memo } from "react";
-import type { ArgProperty, JobTemplate, ResourceGroup, TriggerRule } from "../../types";
+import type { ArgProperty, Image, JobTemplate, ResourceGroup, TriggerRule } from "../../types";
 import { Field, type InputWiring as InputProps } from "../../components/Field";
+import { canChooseImage, imageGroups } from "./imageChoice";
 import type { DraftTask } from "./model";
 import { argProperties, LIMITS, type FieldErrors } from "./validation";
 
@@ -15,6 +16,9 @@ interface TaskFormProps {
   template: JobTemplate | undefined;
   errors: FieldErrors;
   resourceGroups: ResourceGroup[];
+  /** The images the user can see; the form offers the catalog's and those of the pipeline's project. */
+  images: Image[];
+  projectId: number;
   readOnly: boolean;
   onEdit: TaskEdit;
   onBlur: () => void;
@@ -77,7 +81,7 @@ function argPlaceholder(prop: ArgProperty): string | undefined {
 }
 
 export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
-  const { task, template, errors, resourceGroups, readOnly, onEdit, onBlur } = props;
+  const { task, template, errors, resourceGroups, images, projectId, readOnly, onEdit, onBlur } = props;
   const key = task.key;
   const edit = (field: string, change: (t: DraftTask) => DraftTask) => onEdit(key, field, change);
   const required = new Set(template?.args_schema?.required ?? []);
@@ -106,6 +110,23 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
               onBlur={onBlur} onChange={(e) => edit("name", (t) => ({ ...t, name: e.target.value }))} />
           )}
         </Field>
+
+        {(canChooseImage(template) || task.image !== null) && (
+          <Field id={fieldId(key, "image")} label="Image or environment" error={errors.image}
+            hint={template ? `Where the task's code runs; the template's image is ${template.image}` : undefined}>
+            {(input) => (
+              <select {...input} value={task.image ?? ""}
+                onChange={(e) => edit("image", (t) => ({ ...t, image: e.target.value || null }))}>
+                <option value="">Template's image</option>
+                {imageGroups(images, projectId, task.image).map((group) => (
+                  <optgroup key={group.label} label={group.label}>
+                    {group.options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+                  </optgroup>
+                ))}
+              </select>
+            )}
+          </Field>
+        )}
 
         <h3>Arguments</h3>
         {properties.length === 0 && unknownArgs.length === 0 && <p className="muted">This template takes no arguments.</p>}

@@ -117,7 +117,7 @@ describe("layout and placement", () => {
 describe("from the server", () => {
   const task = (id: number, position: Task["position"]): Task => ({
     id, project_id: 1, pipeline_id: 1, name: `t${id}`, template_id: 3, args: { epochs: 5, packages: ["a", "b"], flag: true },
-    resources: { cpu: "500m" }, resource_group_id: null, retries: 1, retry_delay: 30, timeout: null,
+    resources: { cpu: "500m" }, resource_group_id: null, image: null, retries: 1, retry_delay: 30, timeout: null,
     trigger_rule: "all_done", position, created_at: STAMP, updated_at: STAMP,
   });
   const edge: Edge = { id: 1, project_id: 1, pipeline_id: 1, upstream_task_id: 1, downstream_task_id: 2 };

@@ -19,6 +19,8 @@ export interface DraftTask {
   args: Record<string, string>;
   resources: { cpu: string; memory: string; gpu: string };
   resourceGroupId: number | null;
+  /** The image or environment (`repository:tag`) the task runs in; null = its template's image. */
+  image: string | null;
   retries: string;
   retryDelay: string;
   timeout: string;
@@ -75,6 +77,7 @@ export function draftFromServer(tasks: Task[], edges: Edge[]): Draft {
     args: Object.fromEntries(Object.entries(t.args ?? {}).map(([k, v]) => [k, argText(v)])),
     resources: resourceText(t.resources),
     resourceGroupId: t.resource_group_id,
+    image: t.image ?? null,
     retries: String(t.retries),
     retryDelay: String(t.retry_delay),
     timeout: t.timeout === null ? "" : String(t.timeout),
@@ -121,6 +124,7 @@ export function newTask(draft: Draft, template: JobTemplate, position: Point): D
     args: {},
     resources: resourceText(template.default_resources),
     resourceGroupId: null,
+    image: null,
     retries: "0",
     retryDelay: "30", // the server's default
     timeout: "",

@@ -31,8 +31,8 @@ describe("buildGraphPayload", () => {
     const payload = buildGraphPayload(draft, templates);
     expect(payload.tasks[0]).toEqual({
       key: "n1", name: "pytorch-ddp", template_id: 3, args: { epochs: 12, lr: 0.5, packages: ["numpy", "scipy"] },
-      resources: { cpu: "1", memory: "2Gi", gpu: 0 }, resource_group_id: null, retries: 0, retry_delay: 30,
-      timeout: null, trigger_rule: "all_success", position: { x: 0, y: 0 },
+      resources: { cpu: "1", memory: "2Gi", gpu: 0 }, resource_group_id: null, image: null, retries: 0,
+      retry_delay: 30, timeout: null, trigger_rule: "all_success", position: { x: 0, y: 0 },
     });
     expect(payload.edges).toEqual([{ upstream: "n1", downstream: "n2" }]);
   });
@@ -40,13 +40,13 @@ describe("buildGraphPayload", () => {
   it("keeps ids of saved tasks and sends invalid values as typed", () => {
     const saved = draftFromServer([{
       id: 7, project_id: 1, pipeline_id: 1, name: "a", template_id: 3, args: {}, resources: {}, resource_group_id: 2,
-      retries: 0, retry_delay: 0, timeout: 600, trigger_rule: "one_failed", position: { x: 1, y: 2 },
+      image: "registry.local/p/env:v1", retries: 0, retry_delay: 0, timeout: 600, trigger_rule: "one_failed", position: { x: 1, y: 2 },
       created_at: STAMP, updated_at: STAMP,
     }], []);
     const draft = updateTask(setArg(saved, "t7", "epochs", "many"), "t7", (t) => ({ ...t, retries: "x" }));
     const [task] = buildGraphPayload(draft, templates).tasks;
     expect(task).toMatchObject({ key: "t7", id: 7, args: { epochs: "many" }, resources: {}, resource_group_id: 2,
-      timeout: 600, retries: "x", trigger_rule: "one_failed" });
+      image: "registry.local/p/env:v1", timeout: 600, retries: "x", trigger_rule: "one_failed" });
   });
 });
 

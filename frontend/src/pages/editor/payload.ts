@@ -33,6 +33,7 @@ export function buildGraphPayload(draft: Draft, templates: Map<number, JobTempla
       args,
       resources,
       resource_group_id: t.resourceGroupId,
+      image: t.image,
       retries: intOrText(t.retries),
       retry_delay: intOrText(t.retryDelay),
       timeout: t.timeout.trim() === "" ? null : intOrText(t.timeout),
