@@ -149,6 +149,9 @@ function Charts({ service }: { service: InferenceService }) {
   return (
     <div className="panel charts" aria-label="Traffic">
       <h2>Traffic, last 2 minutes</h2>
+      {Object.keys(metrics.versions).length === 0 && (
+        <p className="muted" data-testid="no-traffic">No requests in the last 2 minutes: send one from the test panel.</p>
+      )}
       <table className="data figures">
         <thead><tr><th scope="col">Version</th><th scope="col">Requests</th><th scope="col">Share</th>
           <th scope="col">req/s</th><th scope="col">p50</th><th scope="col">p95</th><th scope="col">p99</th>
