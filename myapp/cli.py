@@ -64,6 +64,7 @@ def init() -> None:
     """Migrate, sync roles and permissions, create the first admin, the catalog, the default notebook
     environments and the demo project."""
     from . import setup_data
+    from .models import LOCAL_CLUSTER
     from .models.migrate import upgrade
     from .rendering.catalog import load_catalog
 
@@ -74,6 +75,9 @@ def init() -> None:
         raise click.ClickException(f"MYAPP_ADMIN_PASSWORD: {exc.message}") from None
     setup_data.sync_roles()
     count = setup_data.sync_catalog(load_catalog())
+    machine = setup_data.ensure_local_cluster()
+    click.echo(f"this machine: cluster {LOCAL_CLUSTER!r}, resource group {machine.name!r} of "
+               f"{machine.cpu_millicores / 1000:g} CPUs, {machine.memory_bytes / 2**30:.1f} GiB, {machine.gpus} GPUs")
     demo = setup_data.ensure_demo_project(username)
     setup_data.retire_shared_token(demo)
     setup_data.ensure_demo_pipeline(demo)

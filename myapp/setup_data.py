@@ -10,11 +10,23 @@ import sqlalchemy as sa
 import yaml
 from flask_appbuilder.security.manager import BaseSecurityManager
 
+from .admission.group_state import machine_node
 from .auth.passwords import check_password
 from .auth.security import ADMIN_ROLE, USER_ROLE
 from .extensions import appbuilder, db
 from .fs.beneath import Folder
-from .models import JobTemplate, Pipeline, Project, ProjectMember, ProjectRole
+from .models import (
+    LOCAL_CLUSTER,
+    LOCAL_DEFAULT_GROUP,
+    Cluster,
+    ClusterKind,
+    JobTemplate,
+    Pipeline,
+    Project,
+    ProjectMember,
+    ProjectRole,
+    ResourceGroup,
+)
 
 
 def sync_roles() -> None:
@@ -68,6 +80,25 @@ def sync_catalog(templates: list[dict[str, Any]]) -> int:
         count += 1
     db.session.commit()
     return count
+
+
+def ensure_local_cluster() -> ResourceGroup:
+    """This machine as a cluster (kind local) with a default resource group holding its CPUs, memory and
+    GPUs as read from it, where the work that names no resource group counts (admission/usage.py).
+    Idempotent: made once; an admin's later changes to either are kept."""
+    cluster = db.session.scalar(sa.select(Cluster).filter_by(name=LOCAL_CLUSTER))
+    if cluster is None:
+        cluster = Cluster(name=LOCAL_CLUSTER, kind=ClusterKind.LOCAL)
+        db.session.add(cluster)
+        db.session.flush()
+    group = db.session.scalar(sa.select(ResourceGroup).filter_by(name=LOCAL_DEFAULT_GROUP))
+    if group is None:
+        machine = machine_node()
+        group = ResourceGroup(name=LOCAL_DEFAULT_GROUP, cluster_id=cluster.id, cpu_millicores=int(machine.cpu * 1000),
+                              memory_bytes=int(machine.memory), gpus=machine.gpus)
+        db.session.add(group)
+    db.session.commit()
+    return group
 
 
 def ensure_demo_project(owner_username: str) -> Project:

@@ -74,7 +74,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "tasks": {"admission", "backends", "extensions", "images", "models", "notebooks", "outputs", "pipelines",
               "serving", "shared"},
     "cli": {"api", "app", "backends", "errors", "models", "pipelines", "rendering", "scheduler", "setup_data"},
-    "setup_data": {"auth", "backends", "extensions", "fs", "images", "models", "pipelines"},
+    "setup_data": {"admission", "auth", "backends", "extensions", "fs", "images", "models", "pipelines"},
     "worker": {"app"},
     "wsgi": {"app"},
     # the packages

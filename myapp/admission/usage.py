@@ -6,16 +6,33 @@ sees): every container's requests, times the replicas of the pod template it is 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 
 from ..extensions import db
-from ..models import Project, Quota, ResourceGroup, Task, TaskRun
+from ..models import (
+    LOCAL_DEFAULT_GROUP,
+    Cluster,
+    ClusterKind,
+    InferenceService,
+    JobTemplate,
+    Notebook,
+    Project,
+    Quota,
+    ResourceGroup,
+    ServiceState,
+    Task,
+    TaskRun,
+)
 from ..models.states import TASK_ACTIVE
+from ..notebooks.lifecycle import ACTIVE, render_notebook
 from ..rendering.quantity import parse_quantity
+
+SERVING_TEMPLATE = "deploy-service"  # the catalog template model servers render from (serving/manifests.py)
 
 GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu")
 
@@ -69,33 +86,93 @@ def requested(manifests: Any, times: int = 1) -> Amount:
     return total
 
 
+def local_default_group() -> int | None:
+    """The resource group where work naming none counts: `myapp init`'s default group of this machine, when
+    the platform's default backend is local (it runs such work here); None otherwise."""
+    if current_app.config.get("MYAPP_BACKEND", "local") != "local":
+        return None
+    return db.session.scalar(
+        sa.select(ResourceGroup.id).join(Cluster, Cluster.id == ResourceGroup.cluster_id)
+        .where(Cluster.kind == ClusterKind.LOCAL, ResourceGroup.name == LOCAL_DEFAULT_GROUP)
+        .order_by(ResourceGroup.id).limit(1))
+
+
+def amount_of(resources: dict[str, Any] | None) -> Amount:
+    """A resources mapping as the API takes it ({cpu, memory, gpu}) as an Amount."""
+    given = resources or {}
+    cpu, memory = given.get("cpu"), given.get("memory")
+    return Amount(int(parse_quantity(cpu) * 1000) if cpu is not None else 0,
+                  int(parse_quantity(memory)) if memory is not None else 0, int(given.get("gpu") or 0))
+
+
+@dataclass
+class Use:
+    """What one project runs in one group: the resources, and how many of each kind."""
+
+    amount: Amount = field(default_factory=Amount)
+    tasks: int = 0
+    notebooks: int = 0
+    services: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"tasks": self.tasks, "notebooks": self.notebooks, "services": self.services}
+
+
+def _running(default_group: int | None) -> dict[tuple[int | None, int], Use]:
+    """(group, project) -> what runs there: active attempts (their manifests' requests), started notebooks
+    (their rendered pod's) and model servers (each version's server: the service's resources, else the
+    serving template's default, times its minimum replicas). Work naming no group counts in `default_group`."""
+    uses: dict[tuple[int | None, int], Use] = defaultdict(Use)
+
+    def use(group_id: int | None, project_id: int) -> Use:
+        return uses[(group_id if group_id is not None else default_group, project_id)]
+
+    for project_id, group_id, manifests in db.session.execute(
+            sa.select(TaskRun.project_id, Task.resource_group_id, TaskRun.manifests)
+            .join(Task, Task.id == TaskRun.task_id).where(TaskRun.state.in_(list(TASK_ACTIVE)))):
+        entry = use(group_id, project_id)
+        entry.amount.add(requested(manifests or []))
+        entry.tasks += 1
+    for nb in db.session.scalars(sa.select(Notebook).where(Notebook.state.in_(list(ACTIVE)))):
+        if (nb.job or {}).get("ref"):  # submitted: it holds what it asked for
+            entry = use(nb.resource_group_id, nb.project_id)
+            entry.amount.add(requested(render_notebook(nb)))
+            entry.notebooks += 1
+    server_default = db.session.scalar(sa.select(JobTemplate.default_resources)
+                                       .where(JobTemplate.name == SERVING_TEMPLATE).limit(1))
+    for service in db.session.scalars(sa.select(InferenceService).where(InferenceService.state.in_(
+            [ServiceState.PENDING, ServiceState.RUNNING]))):
+        servers = [key for key, ref in (service.jobs or {}).items() if key != "router" and "backend" in ref]
+        if servers:
+            entry = use(service.resource_group_id, service.project_id)
+            resources = {**(server_default or {}), **(service.resources or {})}
+            entry.amount.add(amount_of(resources), len(servers) * max(service.min_replicas, 1))
+            entry.services += 1
+    return uses
+
+
 def usage_report() -> list[dict[str, Any]]:
-    """One entry per resource group (plus tasks without one): capacity, use, and per-project quota and use."""
+    """One entry per resource group (plus work naming none, unless it counts in this machine's default
+    group): capacity, use, and per project its quota, use and what runs (attempts, notebooks, model servers)."""
     groups = db.session.scalars(sa.select(ResourceGroup).order_by(ResourceGroup.name)).all()
     projects = dict(db.session.execute(sa.select(Project.id, Project.name)).all())
+    by_project = _running(local_default_group())
     used: dict[int | None, Amount] = defaultdict(Amount)
-    used_by_project: dict[tuple[int | None, int], Amount] = defaultdict(Amount)
-    active = db.session.execute(
-        sa.select(TaskRun.project_id, Task.resource_group_id, TaskRun.manifests)
-        .join(Task, Task.id == TaskRun.task_id)
-        .where(TaskRun.state.in_(list(TASK_ACTIVE)))
-    ).all()
-    for project_id, group_id, manifests in active:
-        amount = requested(manifests or [])
-        used[group_id].add(amount)
-        used_by_project[(group_id, project_id)].add(amount)
+    for (group_id, _), entry in by_project.items():
+        used[group_id].add(entry.amount)
     quotas: dict[int, list[Quota]] = defaultdict(list)
     for quota in db.session.scalars(sa.select(Quota)):
         quotas[quota.resource_group_id].append(quota)
 
     def projects_of(group_id: int | None) -> list[dict[str, Any]]:
         rows = {q.project_id: q for q in quotas.get(group_id, [])} if group_id is not None else {}
-        ids = set(rows) | {p for (g, p) in used_by_project if g == group_id}
+        ids = set(rows) | {p for (g, p) in by_project if g == group_id}
         return [{
             "project_id": pid, "project": projects.get(pid, str(pid)),
             "quota": Amount(rows[pid].cpu_millicores, rows[pid].memory_bytes, rows[pid].gpus).as_dict()
             if pid in rows else None,
-            "used": used_by_project.get((group_id, pid), Amount()).as_dict(),
+            "used": by_project.get((group_id, pid), Use()).amount.as_dict(),
+            "running": by_project.get((group_id, pid), Use()).as_dict(),
         } for pid in sorted(ids, key=lambda i: projects.get(i, ""))]
 
     report = [{

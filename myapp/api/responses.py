@@ -288,8 +288,12 @@ CAPACITY_FIELDS = {
     "memory": {**STRING, "description": "memory_bytes as a Kubernetes quantity, e.g. 512Mi or 8Gi"},
 }
 AMOUNT = component("Amount", dataclass_schema(Amount))
+RUNNING_COUNTS = component("RunningCounts", obj({
+    "tasks": {**INTEGER, "description": "attempts running (or pending on their backend)"},
+    "notebooks": {**INTEGER, "description": "notebooks started"}, "services": {
+        **INTEGER, "description": "inference services holding model servers"}}))
 PROJECT_USAGE = component("ProjectUsage", obj({
-    "project_id": INTEGER, "project": STRING, "quota": nullable(AMOUNT), "used": AMOUNT}))
+    "project_id": INTEGER, "project": STRING, "quota": nullable(AMOUNT), "used": AMOUNT, "running": RUNNING_COUNTS}))
 GROUP_USAGE = component("GroupUsage", obj({
     "resource_group_id": nullable(INTEGER), "name": STRING, "cluster_id": nullable(INTEGER),
     "gpu_type": nullable(STRING), "capacity": nullable(AMOUNT), "used": AMOUNT, "projects": array(PROJECT_USAGE),

@@ -53,13 +53,12 @@ def backend_for_group(resource_group_id: int | None) -> Backend:
     if resource_group_id:
         group = db.session.get(ResourceGroup, resource_group_id)
         cluster = db.session.get(Cluster, group.cluster_id) if group else None
-    key: object = ("cluster", cluster.id) if cluster else ("default", current_app.config["MYAPP_BACKEND"])
+    if cluster is None or cluster.kind != ClusterKind.KUBERNETES:
+        return default_backend()  # a local cluster is this machine: the one local backend (its supervisors, GPUs)
+    key = ("cluster", cluster.id)
     with _lock:
         if key not in _backends:
-            if cluster is not None and cluster.kind == ClusterKind.KUBERNETES:
-                _backends[key] = _kubernetes(cluster)
-            else:
-                _backends[key] = _local()
+            _backends[key] = _kubernetes(cluster)
         return _backends[key]
 
 

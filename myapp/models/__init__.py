@@ -3,7 +3,15 @@ from flask_appbuilder.security.sqla.models import User  # noqa: F401  (ab_user, 
 
 from .base import never_reuse_ids, utcnow  # noqa: F401
 from .catalog import Image, JobTemplate  # noqa: F401
-from .cluster import Cluster, ClusterKind, Quota, ResourceGroup, ServingEngine  # noqa: F401
+from .cluster import (  # noqa: F401
+    LOCAL_CLUSTER,
+    LOCAL_DEFAULT_GROUP,
+    Cluster,
+    ClusterKind,
+    Quota,
+    ResourceGroup,
+    ServingEngine,
+)
 from .limits import PlatformSetting  # noqa: F401
 from .list_count import ListCount  # noqa: F401
 from .login import KnownAddress, LoginLimit, LoginSession, TokenCutoff  # noqa: F401

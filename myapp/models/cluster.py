@@ -17,6 +17,13 @@ class ClusterKind(str, enum.Enum):
     LOCAL = "local"
 
 
+# What `myapp init` registers for this machine (setup_data.ensure_local_cluster): a local cluster and its
+# default resource group, where the work that names no resource group counts when the platform's default
+# backend is local (admission/usage.py).
+LOCAL_CLUSTER = "local"
+LOCAL_DEFAULT_GROUP = "default"
+
+
 class ServingEngine(str, enum.Enum):
     """What an inference service on the cluster renders to (myapp/serving/controller.py)."""
     DEPLOYMENTS = "deployments"  # Deployment + Service + HPA per version, the platform's Istio split

@@ -5,6 +5,7 @@ a visit to /logout/ signs no one out).
 Screenshots: test-artifacts/e2e/test_admin_sets_up_capacity/, .../test_admin_clears_sign_in_limits/."""
 from __future__ import annotations
 
+import os
 import re
 import uuid
 
@@ -12,6 +13,7 @@ import pytest
 import requests
 
 from tests.e2e.support import Page, sign_in
+from tests.support import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
@@ -133,3 +135,41 @@ def test_admin_clears_sign_in_limits(platform, tab, browser):
     assert all(url.endswith("/favicon.ico") for url in missing), missing
     assert [e for e in own.errors if not (e.startswith("Failed to load resource") and any(
         f"status of {status} (" in e for status in (401, 404, 405)))] == [], own.errors
+
+
+SLEEPER = """
+name: sleeper
+project: demo
+tasks:
+  - name: nap
+    template: python
+    args: {script: "import time; time.sleep(600)"}
+"""
+
+
+def test_admins_first_view_shows_this_machine_and_what_runs_on_it(platform, tab):
+    """`myapp init` registered this machine (a local cluster, a default group of its CPUs, memory and GPUs);
+    a demo task naming no resource group runs on it and the Usage tab shows it under the demo project."""
+    group = platform.api("GET", "/api/v1/resource_group/", params={"name": "default"})["items"][0]
+    assert group["cpu_millicores"] == (os.cpu_count() or 1) * 1000
+    pipeline = platform.api("POST", "/api/v1/pipeline/import", json={"yaml": SLEEPER})
+    run = platform.api("POST", "/api/v1/pipeline_run/", json={"pipeline_id": pipeline["id"]})
+    wait_until(lambda: [a for a in platform.api("GET", f"/api/v1/task_run/?pipeline_run_id={run['id']}")["items"]
+                        if a["state"] == "running"], timeout=90, interval=1, what="the demo's task to run")
+
+    page = tab.page
+    sign_in(page, platform.base, "admin", platform.admin_password)
+    page.goto(f"{platform.base}/ui/admin/clusters")
+    page.locator("td strong", has_text=re.compile("^local$")).wait_for()  # its name (its kind is local too)
+    page.get_by_role("link", name="Resource groups").click()
+    page.get_by_role("link", name="Open resource group default", exact=True).wait_for()
+    page.get_by_role("link", name="Usage").click()
+    usage = page.locator("section[data-group='default']")
+    cpu = usage.get_by_role("meter", name="CPU used of default")
+    cpu.wait_for()
+    assert cpu.get_attribute("aria-valuemax") == str(group["cpu_millicores"])
+    demo = usage.locator("tr[data-project='demo']")
+    assert demo.locator("td.usage-running").inner_text() == "1 job"
+    tab.shot("usage-of-this-machine")
+    platform.api("POST", f"/api/v1/pipeline_run/{run['id']}/cancel")
+    assert tab.errors == [], tab.errors

@@ -5,7 +5,7 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import type { Cluster, UsageReport } from "../../types";
 import { Meter } from "./Meter";
-import { readings } from "./usage";
+import { describeRunning, readings } from "./usage";
 
 const REFRESH_MS = 10_000;
 
@@ -60,12 +60,16 @@ export function UsageTab() {
             <table className="data compact usage-projects">
               <caption className="visually-hidden">Projects on {group.name}</caption>
               <thead>
-                <tr><th scope="col">Project</th><th scope="col">CPU</th><th scope="col">Memory</th><th scope="col">GPUs</th></tr>
+                <tr>
+                  <th scope="col">Project</th><th scope="col">Running</th><th scope="col">CPU</th>
+                  <th scope="col">Memory</th><th scope="col">GPUs</th>
+                </tr>
               </thead>
               <tbody>
                 {group.projects.map((p) => (
                   <tr key={p.project_id} data-project={p.project}>
                     <th scope="row">{p.project}{p.quota === null && <span className="muted"> · no quota</span>}</th>
+                    <td className="usage-running">{describeRunning(p.running)}</td>
                     {readings(p.used, p.quota).map((r) => (
                       <td key={r.key}>
                         <Meter reading={r} label={`${r.label} of ${p.project} against its quota on ${group.name}`}

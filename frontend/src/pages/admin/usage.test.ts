@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeReading, fill, readings } from "./usage";
+import { describeReading, describeRunning, fill, readings } from "./usage";
 
 describe("fill", () => {
   it("is the share of the limit", () => {
@@ -33,5 +33,13 @@ describe("readings", () => {
     const [cpu] = readings({ cpu_millicores: 500, memory_bytes: 0, gpus: 0 }, null);
     expect(cpu.limit).toBeNull();
     expect(describeReading(cpu)).toBe("0.5 cores used");
+  });
+});
+
+describe("describeRunning", () => {
+  it("names what runs by kind, or nothing", () => {
+    expect(describeRunning({ tasks: 0, notebooks: 0, services: 0 })).toBe("nothing");
+    expect(describeRunning({ tasks: 2, notebooks: 0, services: 1 })).toBe("2 jobs · 1 model server");
+    expect(describeRunning({ tasks: 1, notebooks: 3, services: 0 })).toBe("1 job · 3 notebooks");
   });
 });

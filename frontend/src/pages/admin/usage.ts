@@ -1,5 +1,5 @@
 // How full a bar is: use against a limit (a group's capacity or a project's quota).
-import type { Amount } from "../../types";
+import type { Amount, RunningCounts } from "../../types";
 import { formatCores, formatGiB, formatGpus } from "./quantity";
 
 export interface Fill {
@@ -37,4 +37,14 @@ export function describeReading(reading: Reading): string {
   if (reading.limit === null) return `${used} used`;
   const [usedNumber] = used.split(" ");
   return `${usedNumber} of ${reading.format(reading.limit)}`;
+}
+
+/** What a project runs in a group, in words: "2 jobs · 1 notebook · 1 model server", or "nothing". */
+export function describeRunning(running: RunningCounts): string {
+  const parts: [number, string, string][] = [
+    [running.tasks, "job", "jobs"], [running.notebooks, "notebook", "notebooks"],
+    [running.services, "model server", "model servers"],
+  ];
+  const said = parts.filter(([n]) => n > 0).map(([n, one, many]) => `${n} ${n === 1 ? one : many}`);
+  return said.length ? said.join(" · ") : "nothing";
 }
