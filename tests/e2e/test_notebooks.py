@@ -1,9 +1,13 @@
-"""A notebook, through the browser: a new user's project gets an environment built from a package list;
-the user creates a notebook on the Notebooks page with that environment, sees it start live, opens
-JupyterLab on the notebook's own origin (<notebook>.<project>.localhost, entered by the platform's hand-off),
-runs a cell that imports the package the build installed (from the environment, not the platform's own
-Python), then stops and deletes it from the page. A member of another project who asks for the same address
-is refused and never reaches Jupyter, and so is someone not signed in.
+"""A notebook, through the browser: a new user's New notebook offers the platform's default environments
+first (one chosen already) and, while nothing else exists, says how to get more; the project gets an
+environment built from a package list; the user creates a notebook on the Notebooks page with that
+environment, sees it start live, opens JupyterLab on the notebook's own origin
+(<notebook>.<project>.localhost, entered by the platform's hand-off), pip-installs a wheel in a terminal and
+runs a cell that imports it and the package the build installed (from the environment, not the platform's own
+Python), with the same `python` and folder as the terminal. Stopped, its address shows a page with its state
+and how to start it; started again, that page waits and becomes JupyterLab. Then it is deleted from the page.
+A member of another project who asks for the same address is refused and never reaches Jupyter, and so is
+someone not signed in.
 Screenshots: test-artifacts/e2e/test_notebook_from_an_environment/{owner,stranger}/."""
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import pytest
 import requests
 
 from tests.e2e.support import Page, sign_in
+from tests.notebooks.test_environment import wheel
 from tests.support import MYAPP, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
@@ -90,10 +95,9 @@ def test_notebook_from_an_environment(platform, browser, tab):
     assert own.returncode != 0, f"the platform's own Python has {PACKAGE}: the test would prove nothing"
     username, password, project = new_member(platform, "nora")
     stranger_name, stranger_password, _ = new_member(platform, "ivan")
-    image = build_environment(platform, project)
     name = f"scratch-{uuid.uuid4().hex[:4]}"
 
-    # ---- the member creates the notebook on the Notebooks page -------------------------------------------
+    # ---- day one: the platform's default environments, one chosen already, and how to get more ------------
     owner = child(tab, "owner")
     page = owner.page
     sign_in(page, platform.base, username, password)
@@ -102,7 +106,23 @@ def test_notebook_from_an_environment(platform, browser, tab):
     page.get_by_text(f"No notebooks in {project['name']} yet.").wait_for()
     page.get_by_role("button", name="New notebook").click()
     dialog = page.get_by_role("dialog")
-    dialog.get_by_role("button", name="Create and start").click()  # nothing filled: named at the fields
+    offered = dialog.get_by_label("Image or environment")
+    default = f"myapp/python-ml:{sys.version_info[0]}.{sys.version_info[1]}"
+    wait_until(lambda: offered.input_value() == default, timeout=30, what="the default environment chosen")
+    assert offered.locator("optgroup").first.get_attribute("label") == "Platform defaults"
+    assert offered.locator("optgroup").first.locator("option").all_inner_texts() == [
+        default, "ghcr.io/myapp-platform/notebook:1.0.0"]
+    only_defaults = platform.api("GET", f"/api/v1/notebook/project/{project['id']}/images")["only_defaults"]
+    assert dialog.get_by_role("link", name="build an environment").count() == (1 if only_defaults else 0)
+    owner.shot("day-one-dialog")
+    dialog.get_by_role("button", name="Cancel").click()
+    image = build_environment(platform, project)
+
+    # ---- the member creates the notebook on the Notebooks page with the built environment ----------------
+    page.get_by_role("button", name="New notebook").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Image or environment").locator(f'option[value="{image}"]').wait_for(state="attached")
+    dialog.get_by_role("button", name="Create and start").click()  # no name: named at the field
     assert dialog.locator(".field-error").first.inner_text() == "is required"
     dialog.get_by_label("Name").fill(name)
     dialog.get_by_label("Image or environment").select_option(image)
@@ -122,14 +142,30 @@ def test_notebook_from_an_environment(platform, browser, tab):
     lab = opened.value
     lab.wait_for_url(re.compile(rf"http://{name}\.{project['name']}\.localhost:\d+/notebook/{project['name']}/{name}/lab.*"),
                      timeout=60_000)
+    # A terminal: pip installs a wheel (from a file: no network) into the notebook's own layer, and says
+    # which python and folder it has.
+    work = platform.home / "jobs" / "data" / project["namespace"] / "volumes" / f"{name}-work"
+    (work / "tinye2e-0.1-py3-none-any.whl").write_bytes(wheel("tinye2e", 5))
+    lab.locator(".jp-LauncherCard[data-category='Other'][title*='terminal']").first.click(timeout=90_000)
+    lab.locator(".jp-Terminal").first.click(timeout=60_000)
+    lab.keyboard.type("pip install --no-index --no-deps ./tinye2e-0.1-py3-none-any.whl > pip.txt 2>&1; "
+                      "python -c 'import os, sys; print(sys.executable, os.getcwd())' > where.txt\n")
+    wait_until(lambda: (work / "where.txt").is_file() and (work / "where.txt").read_text().strip(), timeout=60,
+               what="the terminal's command to finish")
+    lab.screenshot(path=str(owner.folder / "jupyterlab-terminal.png"))
+    assert "Successfully installed tinye2e-0.1" in (work / "pip.txt").read_text()
+    lab.locator(".lm-TabBar-addButton:visible").first.click()  # a new launcher
     lab.locator(".jp-LauncherCard[data-category='Notebook']").first.click(timeout=90_000)
     try:
-        output = run_cell(lab, f"import {PACKAGE}, sys; print({PACKAGE}.__file__); print(sys.prefix)")
+        output = run_cell(lab, f"import {PACKAGE}, tinye2e, os, sys; print({PACKAGE}.__file__); print(sys.prefix); "
+                               "print(tinye2e.VALUE, sys.executable, os.getcwd()); print(open('where.txt').read())")
     finally:
         lab.screenshot(path=str(owner.folder / "jupyterlab-cell.png"))
     assert "/environments/" in output and f"/{PACKAGE}/" in output, output
+    kernel_line, terminal_line = [line for line in output.splitlines() if line.strip()][2:4]
+    assert kernel_line == f"5 {work}/.myapp-venv/bin/python {work}", output
+    assert terminal_line == f"{work}/.myapp-venv/bin/python {work}", output  # the terminal's, the same
     notebook_url = lab.url
-    lab.close()
 
     # ---- a member of another project, and someone not signed in, are refused ----------------------------
     with browser.new_context(viewport={"width": 1280, "height": 800}) as context:
@@ -155,11 +191,26 @@ def test_notebook_from_an_environment(platform, browser, tab):
     logs.get_by_role("button", name="Close").click()
     logs.wait_for(state="detached")
 
-    # ---- stop (the work folder stays), then delete from the page ----------------------------------------
+    # ---- stop (the work folder stays): its address says so, with how to start it; started, it opens ----
     row.get_by_role("button", name=f"Stop {name}").click()
     row.locator('[data-state="stopped"]').first.wait_for(timeout=60_000)
     assert row.get_by_role("button", name=f"Start {name}").is_enabled()
     owner.shot("stopped")
+    answer = lab.goto(notebook_url)
+    assert answer is not None and answer.status == 409 and "text/html" in answer.headers["content-type"]
+    assert lab.get_by_role("heading", name=f"Notebook {name} is stopped").is_visible()
+    assert lab.locator('[data-state="stopped"]').inner_text() == "stopped"
+    assert lab.get_by_role("link", name="Start it on the Notebooks page").get_attribute("href") == \
+        f"{platform.base}/ui/notebooks"
+    lab.screenshot(path=str(owner.folder / "stopped-address.png"))
+    row.get_by_role("button", name=f"Start {name}").click()
+    row.locator('[data-state="stopped"]').first.wait_for(state="detached", timeout=30_000)
+    lab.goto(notebook_url)  # while it starts: a page that waits, then JupyterLab
+    if lab.locator(".jp-LabShell").count() == 0:
+        assert lab.get_by_role("heading", name=f"Notebook {name} is starting").is_visible()
+        lab.screenshot(path=str(owner.folder / "starting-address.png"))
+    lab.locator(".jp-LabShell").wait_for(timeout=START_TIMEOUT_MS)
+    lab.close()
     row.get_by_role("button", name=f"Delete {name}").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     row.wait_for(state="detached", timeout=60_000)
