@@ -46,7 +46,8 @@ start: install ui bwrap
 # with the browser tests (Playwright driving /usr/bin/chromium); PostgreSQL (127.0.0.1:5432) + Redis
 # (127.0.0.1:6379), the tests marked `backends` (what can differ between the two: dialect paths, locks,
 # triggers, migrations, the broker, shared limits, the platform's own processes); then every benchmark's
-# quick mode. Each step prints its wall time, and all of them again at the end.
+# quick mode (two at a time: a quick mode proves the benchmark runs and computes its figures, which are not
+# precise). Each step prints its wall time, and all of them again at the end.
 STEPS := .test-steps
 STEP  := ./tests/timed_step.sh $(STEPS)
 
@@ -59,7 +60,7 @@ test:
 	@$(STEP) Vitest sh -c 'cd frontend && npx vitest run'
 	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 --dist worksteal -m "not benchmark" tests
 	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 --dist worksteal -m "backends and not benchmark" tests
-	@$(STEP) benchmarks $(PYTEST) -m benchmark tests/test_benchmarks_quick.py
+	@$(STEP) benchmarks $(PYTEST) -n 2 -m benchmark tests/test_benchmarks_quick.py
 	@cat $(STEPS)
 
 .PHONY: install ui api-types lint start test bwrap

@@ -19,15 +19,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import http.client
-import http.cookies
 import json
 import logging
 import os
 import random
 import secrets
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -38,8 +35,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
+from support.http_client import Client, free_port, login
+from support.server_cpu import connections_per_worker, cpu_per_request, cpu_seconds, pct
 
 TARGET_P95_MS = 50.0
 PAGES, PAGE_SIZE = 20, 25  # clients ask for a random page among the first 20 (fewer if the list is shorter)
@@ -160,75 +158,6 @@ def seed(args: argparse.Namespace) -> dict:
     return {"username": "bench", "password": password, "member": member}
 
 
-class Client:
-    """One keep-alive HTTP/1.1 connection (http.client: a fraction of requests' CPU per call, which
-    matters because the load generator shares the server's cores). A request on a reused connection
-    that the server had closed (keep-alive timeout) is sent again once on a new one, as urllib3 does;
-    any other failure is the caller's error."""
-
-    def __init__(self, base: str, headers: dict[str, str] | None = None, timeout: float = 30):
-        host, port = base.removeprefix("http://").split(":")
-        self.host, self.port, self.timeout = host, int(port), timeout
-        self.headers = dict(headers or {})
-        self.cookies: dict[str, str] = {}  # name -> value, what Set-Cookie said (a browser session)
-        self.conn: http.client.HTTPConnection | None = None
-
-    def request(self, method: str, path: str, body: object = None, headers: dict[str, str] | None = None
-                ) -> tuple[int, bytes, http.client.HTTPResponse]:
-        data = None if body is None else json.dumps(body).encode()
-        sent = {**self.headers, **(headers or {})}
-        if self.cookies:
-            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        if data is not None:
-            sent["Content-Type"] = "application/json"
-        for attempt in (1, 2):
-            reused = self.conn is not None
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-            try:
-                self.conn.request(method, path, body=data, headers=sent)
-                resp = self.conn.getresponse()
-                payload = resp.read()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                self.close()
-                if reused and attempt == 1:
-                    continue
-                raise
-            if resp.will_close:
-                self.close()
-            for header in resp.headers.get_all("Set-Cookie") or ():
-                jar = http.cookies.SimpleCookie(header)
-                self.cookies.update({k: m.value for k, m in jar.items()})
-            return resp.status, payload, resp
-        raise AssertionError("unreachable")
-
-    def stream(self, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
-        """A response left open for the caller to read (server-sent events); on its own connection."""
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
-        cookie = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else {}
-        conn.request("GET", path, headers={**self.headers, **cookie, **(headers or {})})
-        return conn.getresponse()
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
-def login(base: str, username: str, password: str) -> str:
-    status, body, _ = Client(base).request("POST", "/api/v1/security/login",
-                                           {"username": username, "password": password, "provider": "db"})
-    if status != 200:
-        sys.exit(f"login failed: {status} {body[:200]!r}")
-    return json.loads(body)["access_token"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(args: argparse.Namespace, port: int, log: Path) -> subprocess.Popen:
     # The settings `myapp run` and the deployments use (gthread, keep-alive, access log), workers and threads
     # as given.
@@ -329,58 +258,6 @@ def drive(base: str, token: str | None, paths: dict[str, str], clients: int, sec
         t.join()
     wall = time.monotonic() - began
     return {"samples": samples, "errors": errors, "wall": wall, "client_cpu": (time.process_time() - cpu) / wall}
-
-
-def cpu_seconds(server_pid: int, db_name: str | None) -> dict[str, Any]:
-    """CPU seconds so far: the whole machine (busy), this process (the load generator), and per process
-    the server's (its process tree) and the database's (PostgreSQL backends serving db_name, which
-    their titles name; none for SQLite: it runs in the server). Busy minus ours is other work."""
-    t = psutil.cpu_times()
-    server = psutil.Process(server_pid)
-    procs = [("server", p) for p in (server, *server.children(recursive=True))]
-    if db_name:
-        for p in psutil.process_iter(["name", "cmdline"]):
-            if p.info["name"] in ("postgres", "postmaster") and db_name in " ".join(p.info["cmdline"] or ()):
-                procs.append(("db", p))
-    per_process = {}
-    for group, proc in procs:
-        try:
-            per_process[proc.pid] = (group, sum(proc.cpu_times()[:2]))
-        except psutil.Error:  # a process that ended meanwhile
-            pass
-    return {"busy": t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0),
-            "client": sum(psutil.Process().cpu_times()[:2]), "procs": per_process}
-
-
-def cpu_per_request(before: dict[str, Any], after: dict[str, Any], wall: float, requests: int) -> str:
-    """Where the CPU went during a phase: ms per request by each side, and cores used by other work.
-    A process counts from its CPU at the start (or from 0 if it started during the phase)."""
-    used = {"busy": after["busy"] - before["busy"], "client": after["client"] - before["client"],
-            "server": 0.0, "db": 0.0}
-    for pid, (group, cpu) in after["procs"].items():
-        used[group] += cpu - before["procs"].get(pid, (group, 0.0))[1]
-    other = max(0.0, used["busy"] - used["server"] - used["db"] - used["client"]) / wall
-    per = {k: used[k] / max(1, requests) * 1000 for k in ("server", "db", "client")}
-    return (f"CPU per request: server {per['server']:.2f} ms, database {per['db']:.2f} ms, load generator "
-            f"{per['client']:.2f} ms; {used['busy'] / wall:.2f} cores busy, {other:.2f} by other processes")
-
-
-def connections_per_worker(server_pid: int, port: int) -> list[int]:
-    """The clients' connections each gunicorn worker holds: a keep-alive connection stays with the worker
-    that accepted it, and one worker serving most of them (its process, one core) shows in the tail."""
-    counts = []
-    for worker in psutil.Process(server_pid).children():
-        try:
-            counts.append(sum(1 for c in worker.net_connections("tcp")
-                              if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
-        except psutil.Error:  # a worker that ended meanwhile
-            pass
-    return sorted(counts, reverse=True)
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 def raw_sql_ms(db_url: str, paths: dict[str, str], member: list[int], repeat: int = 30

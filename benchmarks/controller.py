@@ -21,7 +21,7 @@ Per broker, two phases:
 
     .venv/bin/python benchmarks/controller.py [--runs 1000] [--long-runs 1000] [--minutes 10] [--workers 4]
     .venv/bin/python benchmarks/controller.py --brokers redis --minutes 2
-    .venv/bin/python benchmarks/controller.py --quick      # small phases on both brokers, ~60 s
+    .venv/bin/python benchmarks/controller.py --quick      # small phases on both brokers, ~40 s
 
 Exit status 1 means the benchmark broke: a run that did not succeed (or a long run that ended
 uncancelled), a task run missing or retried, a job created twice, a probe run that never started,
@@ -34,13 +34,13 @@ import datetime as dt
 import os
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
 import psycopg
+from support.controller_probes import Beat, CancelTrace, TransitionCounter, pct
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # myapp, and tests.fake_backend: the fake backend the tests use
@@ -50,7 +50,7 @@ TARGET_P95_MS = 50.0  # upstream done -> downstream submitted, on Redis
 TARGET_RATIO = 0.9  # throughput on Redis against the inline baseline
 TARGET_START_S = 5.0  # a new run in another project, p95, during the load phase
 TARGET_CANCEL_S = 2.0  # every cancel, during the load phase
-QUICK = {"runs": 20, "long_runs": 100, "minutes": 0.2, "probe_every": 1.0, "workers": 2, "timeout": 120}
+QUICK = {"runs": 10, "long_runs": 50, "minutes": 0.1, "probe_every": 1.0, "workers": 2, "timeout": 120}
 BROKERS = ("embedded", "redis")
 PHASES = ("throughput", "load")
 
@@ -78,46 +78,6 @@ def parse_args() -> argparse.Namespace:
     if args.quick:
         vars(args).update(QUICK)
     return args
-
-
-class TransitionCounter:
-    """Counts state changes of runs and task runs as they are committed: each transition() that
-    changed a state is held by its session until commit (a rolled-back pass counts nothing)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.committed: Counter[str] = Counter()  # "TaskRun running->succeeded" -> count
-
-    def install(self) -> None:
-        import sqlalchemy as sa
-        from sqlalchemy.orm import object_session
-
-        from myapp.models import PipelineRun, TaskRun
-
-        def counting(original):
-            def transition(row, new, reason=None, now=None):
-                before = row.state
-                original(row, new, reason, now)
-                if row.state != before:
-                    key = f"{type(row).__name__} {before.value}->{row.state.value}"
-                    object_session(row).info.setdefault("bench_transitions", []).append(key)
-            return transition
-
-        for model in (PipelineRun, TaskRun):
-            model.transition = counting(model.transition)
-        sa.event.listen(sa.orm.Session, "after_commit", self._commit)
-        sa.event.listen(sa.orm.Session, "after_rollback", lambda session: session.info.pop("bench_transitions", None))
-
-    def _commit(self, session) -> None:
-        done = session.info.pop("bench_transitions", [])
-        with self.lock:
-            self.committed.update(done)
-
-    def take(self) -> Counter[str]:
-        """The transitions committed since the last take."""
-        with self.lock:
-            out, self.committed = self.committed, Counter()
-        return out
 
 
 def admin_sql(pg: str, sql: str) -> None:
@@ -218,36 +178,6 @@ def make_broker(app, broker: str, args: argparse.Namespace):
     return celery
 
 
-class Beat(threading.Thread):
-    """Beat's tick as the platform runs it (myapp.tasks.tick's requests), every MYAPP_TICK_SECONDS,
-    and a sampler of the broker's queue length (both queues) every 0.25 s."""
-
-    def __init__(self, app, celery):
-        super().__init__(daemon=True)
-        self.app, self.celery, self.stop = app, celery, threading.Event()
-        self.lengths: list[int] = []
-
-    def queue_length(self, conn) -> int:
-        from myapp.config import ACTIONS_QUEUE, BACKGROUND_QUEUE
-
-        # _size: what every kombu virtual transport (Redis, the embedded one) counts a queue with.
-        return sum(conn.default_channel._size(q) for q in (ACTIONS_QUEUE, BACKGROUND_QUEUE))
-
-    def run(self) -> None:
-        from myapp.shared.reconcile_requests import request_due
-
-        every = float(self.app.config["MYAPP_TICK_SECONDS"])
-        next_tick = time.monotonic()
-        with self.celery.connection_for_read() as conn:
-            while not self.stop.is_set():
-                if time.monotonic() >= next_tick:
-                    with self.app.app_context():
-                        request_due(self.celery)
-                    next_tick += every
-                self.lengths.append(self.queue_length(conn))
-                self.stop.wait(0.25)
-
-
 def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: TransitionCounter, backend,
                broker: str) -> dict:
     from celery.contrib.testing.worker import start_worker
@@ -279,89 +209,6 @@ def run_celery(app, run_ids: list[int], args: argparse.Namespace, counter: Trans
     out = measure(app, run_ids, args.tasks, started, finished, counter.take(), backend)
     out["queue_max"] = max(beat.lengths, default=0)
     return out
-
-
-class CancelTrace:
-    """Where a cancel's time goes: sent, the worker's consumer received its message (prefetched),
-    a pool thread started it, the controller's cancel began, the run-row lock was held, the run was
-    cancelled. Wall-clock seconds per run id; the slow ones are printed stage by stage."""
-
-    STAGES = ("sent", "received", "started", "cancel", "locked", "done")
-
-    def __init__(self):
-        self.times: dict[int, dict[str, float]] = {}
-        self.lock = threading.Lock()
-        self._undo: list = []
-
-    def mark(self, run_id: int, stage: str) -> None:
-        with self.lock:
-            if run_id in self.times:
-                self.times[run_id].setdefault(stage, time.time())
-
-    def sent(self, run_id: int) -> None:
-        with self.lock:
-            self.times[run_id] = {"sent": time.time()}
-
-    def install(self) -> None:
-        from celery import signals
-
-        from myapp.pipelines.controller import RunController
-
-        def received(request=None, **_):
-            if request is not None and request.name == "myapp.cancel_run":
-                self.mark(request.args[0], "received")
-
-        def prerun(task=None, args=None, **_):
-            if task is not None and task.name == "myapp.cancel_run":
-                self.mark(args[0], "started")
-
-        signals.task_received.connect(received, weak=False)
-        signals.task_prerun.connect(prerun, weak=False)
-        cancel, locked = RunController.cancel, RunController._cancel_locked
-
-        def traced_cancel(controller, run_id, reason="cancelled by user"):
-            self.mark(run_id, "cancel")
-            return cancel(controller, run_id, reason)
-
-        def traced_locked(controller, run, reason):
-            self.mark(run.id, "locked")
-            locked(controller, run, reason)
-            self.mark(run.id, "done")
-
-        RunController.cancel, RunController._cancel_locked = traced_cancel, traced_locked  # type: ignore[method-assign]
-
-        def undo():
-            signals.task_received.disconnect(received)
-            signals.task_prerun.disconnect(prerun)
-            RunController.cancel, RunController._cancel_locked = cancel, locked  # type: ignore[method-assign]
-        self._undo.append(undo)
-
-    def uninstall(self) -> None:
-        while self._undo:
-            self._undo.pop()()
-
-    def slow(self, over: float) -> list[str]:
-        """One line per cancel that took longer than `over` seconds: each stage's share."""
-        lines = []
-        for run_id, t in sorted(self.times.items()):
-            if "done" not in t or t["done"] - t["sent"] <= over:
-                continue
-            steps, before = [], t["sent"]
-            for stage in self.STAGES[1:]:
-                if stage in t:
-                    steps.append(f"{stage} +{t[stage] - before:.3f}")
-                    before = t[stage]
-            lines.append(f"run {run_id}: {t['done'] - t['sent']:.2f} s: " + ", ".join(steps))
-        return lines
-
-    def stage_p95(self) -> str:
-        """p95 and max of each stage over every traced cancel."""
-        out = []
-        # sent->cancel whichever took it: the pool (received, started) or the worker's action lane (neither).
-        for a, b in [("sent", "cancel"), *zip(self.STAGES, self.STAGES[1:], strict=False)]:
-            d = sorted(t[b] - t[a] for t in self.times.values() if a in t and b in t)
-            out.append(f"{a}->{b} p95 {pct(d, 0.95) * 1000:.0f} ms, max {max(d, default=float('nan')) * 1000:.0f} ms")
-        return "; ".join(out)
 
 
 def run_load(app, args: argparse.Namespace, backend, broker: str) -> dict:
@@ -483,10 +330,6 @@ def load_figures(app, long_ids, probes, cancels, lengths, reconciles, seconds, b
 
 def aware(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
-def pct(values: list[float], q: float) -> float:
-    return values[min(len(values) - 1, int(len(values) * q))] if values else float("nan")
 
 
 def run_inline(app, run_ids: list[int], tasks: int, counter: TransitionCounter, backend) -> dict:

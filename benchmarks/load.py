@@ -36,7 +36,8 @@ import psutil
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from api_list import Client, free_port, pct  # the benchmarks' shared HTTP client
+from support.http_client import Client, free_port  # the benchmarks' shared HTTP client
+from support.server_cpu import pct
 
 ROOT = Path(__file__).resolve().parent.parent
 MYAPP = [str(Path(sys.executable).parent / "myapp")]

@@ -1,7 +1,9 @@
 """Every benchmark's quick mode, so none rots: each must run, count what it reports and print its
 verdict. A missed speed target passes (a loaded machine is not a bug); a broken benchmark fails.
 
-    .venv/bin/python -m pytest -q -p no:cacheprovider -m benchmark tests/test_benchmarks_quick.py
+    .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 -m benchmark tests/test_benchmarks_quick.py
+
+(`make test` runs two at a time: their figures are those of a shared machine, which a quick mode may be.)
 """
 from __future__ import annotations
 
