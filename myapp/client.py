@@ -242,8 +242,9 @@ class Client:
         return list(self.pages("/api/v1/model_version/", **filters))
 
     def register_model(self, project_id: int, name: str, uri: str, **fields: Any) -> dict[str, Any]:
-        """A new version of model NAME (numbered by the platform); fields: framework, metrics, signature,
-        files, description, stage (myapp/api/serving.py)."""
+        """A new version of model NAME (numbered by the platform); fields: framework, metrics, params, signature,
+        files, description, stage, task_run_id (registered from that attempt's run, the version records the run's
+        parameters and metrics: myapp/api/registry.py)."""
         return self.request("POST", "/api/v1/model_version/", {"project_id": project_id, "name": name, "uri": uri,
                                                                **fields})
 
