@@ -7,7 +7,8 @@ import { api, ApiError, describeError } from "../../api/client";
 import { NODE_HEIGHT, NODE_WIDTH } from "../../lib/layout";
 import { useLatest } from "../../lib/useLatest";
 import { Link, navigate } from "../../router";
-import type { Image, JobTemplate, PipelineGraph, PipelineRun, PipelineRunBody, ResourceGroup } from "../../types";
+import type { JobTemplate, PipelineGraph, PipelineRun, PipelineRunBody, ResourceGroup } from "../../types";
+import type { ImageChoice } from "../notebooks/logic";
 import { Canvas, type Selection } from "./Canvas";
 import { Dependencies } from "./Dependencies";
 import { editorReducer, initialState, isDirty } from "./editorState";
@@ -28,7 +29,7 @@ interface EditorProps {
   graph: PipelineGraph;
   templates: JobTemplate[];
   resourceGroups: ResourceGroup[];
-  images: Image[];
+  images: readonly ImageChoice[];
   readOnly: boolean;
   onReload: () => void;
 }
@@ -331,7 +332,7 @@ export function Editor({ graph, templates, resourceGroups, images, readOnly, onR
                 onConnect={onConnect} onRemove={(up, down) => onDelete([], [edgeId({ upstream: up, downstream: down })])} />
               <TaskForm key={selectedTask.key} task={selectedTask} template={templatesById.get(selectedTask.templateId)}
                 errors={formErrors} resourceGroups={resourceGroups} readOnly={readOnly} onEdit={onEdit} onBlur={onFieldBlur}
-                images={images} projectId={pipeline.project_id} />
+                images={images} />
             </>
           ) : selectedEdge ? (
             <>

@@ -7,7 +7,8 @@ import { ErrorBanner, Loading } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
 import { Link } from "../../router";
 import { useProject, useSession } from "../../session";
-import type { Image, JobTemplate, PipelineGraph, ResourceGroup } from "../../types";
+import type { JobTemplate, NotebookImageChoices, PipelineGraph, ResourceGroup } from "../../types";
+import { imageChoices } from "../notebooks/logic";
 import { Editor } from "./Editor";
 import "./editor.css";
 
@@ -16,13 +17,13 @@ export default function EditorPage({ pipelineId }: { pipelineId: number }) {
   const { me } = useSession();
   const loads = useRef(0);
   const { data, error, reload } = useAsync(async () => {
-    const [graph, templates, resourceGroups, images] = await Promise.all([
-      api<PipelineGraph>(`/api/v1/pipeline/${pipelineId}/graph`),
+    const [[graph, images], templates, resourceGroups] = await Promise.all([
+      // What the pipeline's project may run, for a task's image: the same choices as its notebooks'.
+      api<PipelineGraph>(`/api/v1/pipeline/${pipelineId}/graph`).then(async (g) => [g, imageChoices(
+        (await api<NotebookImageChoices>(`/api/v1/notebook/project/${g.pipeline.project_id}/images`)).items)] as const),
       listAll<JobTemplate>("job_template"),
       // Optional: without access to the groups the task simply keeps the project default.
       listAll<ResourceGroup>("resource_group").catch(() => [] as ResourceGroup[]),
-      // The catalog's images and the user's projects' own (environments they built), for a task's image.
-      listAll<Image>("image").catch(() => [] as Image[]),
     ]);
     return { graph, templates, resourceGroups, images, version: ++loads.current };
   }, [pipelineId]);

@@ -1,8 +1,9 @@
 // The selected task's form: name, the image or environment it runs in, the template's arguments
 // (generated from its args_schema), resources and retry policy. Every change goes through `onEdit` into the undoable draft.
 import { memo } from "react";
-import type { ArgProperty, Image, JobTemplate, ResourceGroup, TriggerRule } from "../../types";
+import type { ArgProperty, JobTemplate, ResourceGroup, TriggerRule } from "../../types";
 import { Field, type InputWiring as InputProps } from "../../components/Field";
+import type { ImageChoice } from "../notebooks/logic";
 import { canChooseImage, imageGroups } from "./imageChoice";
 import type { DraftTask } from "./model";
 import { argProperties, LIMITS, type FieldErrors } from "./validation";
@@ -16,9 +17,8 @@ interface TaskFormProps {
   template: JobTemplate | undefined;
   errors: FieldErrors;
   resourceGroups: ResourceGroup[];
-  /** The images the user can see; the form offers the catalog's and those of the pipeline's project. */
-  images: Image[];
-  projectId: number;
+  /** What the pipeline's project may run (the images a notebook of it may run). */
+  images: readonly ImageChoice[];
   readOnly: boolean;
   onEdit: TaskEdit;
   onBlur: () => void;
@@ -81,7 +81,7 @@ function argPlaceholder(prop: ArgProperty): string | undefined {
 }
 
 export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
-  const { task, template, errors, resourceGroups, images, projectId, readOnly, onEdit, onBlur } = props;
+  const { task, template, errors, resourceGroups, images, readOnly, onEdit, onBlur } = props;
   const key = task.key;
   const edit = (field: string, change: (t: DraftTask) => DraftTask) => onEdit(key, field, change);
   const required = new Set(template?.args_schema?.required ?? []);
@@ -118,7 +118,7 @@ export const TaskForm = memo(function TaskForm(props: TaskFormProps) {
               <select {...input} value={task.image ?? ""}
                 onChange={(e) => edit("image", (t) => ({ ...t, image: e.target.value || null }))}>
                 <option value="">Template's image</option>
-                {imageGroups(images, projectId, task.image).map((group) => (
+                {imageGroups(images, task.image).map((group) => (
                   <optgroup key={group.label} label={group.label}>
                     {group.options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
                   </optgroup>

@@ -1,14 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { Image } from "../../types";
+import type { NotebookImageChoice } from "../../types";
+import { imageChoices } from "../notebooks/logic";
 import { canChooseImage, imageGroups } from "./imageChoice";
 import { addTask, EMPTY_DRAFT, updateTask } from "./model";
 import { buildGraphPayload } from "./payload";
-import { STAMP, template } from "./testing";
-
-function image(id: number, repository: string, tag: string, projectId: number | null, environment: string | null = null): Image {
-  return { id, repository, tag, project_id: projectId, environment, pull_secret: null, description: "",
-    created_at: STAMP, updated_at: STAMP };
-}
+import { template } from "./testing";
 
 describe("which templates choose an image", () => {
   it("lets templates running the user's code choose, never the platform's own steps", () => {
@@ -23,32 +19,33 @@ describe("which templates choose an image", () => {
 });
 
 describe("the image select", () => {
-  const images = [
-    image(1, "ghcr.io/acme/torch", "2.4", null),
-    image(2, "registry.local/p7/six-env", "v2", 7, "ab12"),
-    image(3, "registry.local/p7/app", "v1", 7),
-    image(4, "registry.local/p9/secret-env", "v1", 9, "cd34"),
-    image(5, "docker.io/library/python", "3.12", null),
-  ];
+  const choice = (image: string, group: NotebookImageChoice["group"], environment = false): NotebookImageChoice =>
+    ({ image, group, environment, description: "" });
+  // As the server orders them (GET /api/v1/notebook/project/{id}/images).
+  const choices = imageChoices([
+    choice("myapp/python-ml:3.11", "default", true),
+    choice("registry.local/p7/six-env:v2", "project", true),
+    choice("registry.local/p7/app:v1", "project"),
+    choice("ghcr.io/acme/torch:2.4", "catalog"),
+  ]);
 
-  it("lists the project's environments and images, then the catalog's; never another project's", () => {
-    expect(imageGroups(images, 7, null)).toEqual([
-      { label: "This project's environments and images", options: [
-        { value: "registry.local/p7/app:v1", label: "registry.local/p7/app:v1" },
+  it("offers the platform's defaults, the project's environments and images, then the catalog's", () => {
+    expect(imageGroups(choices, null)).toEqual([
+      { label: "Platform defaults", options: [{ value: "myapp/python-ml:3.11", label: "myapp/python-ml:3.11" }] },
+      { label: "This project", options: [
         { value: "registry.local/p7/six-env:v2", label: "registry.local/p7/six-env:v2 (environment)" },
+        { value: "registry.local/p7/app:v1", label: "registry.local/p7/app:v1" },
       ] },
-      { label: "Catalog images", options: [
-        { value: "docker.io/library/python:3.12", label: "docker.io/library/python:3.12" },
-        { value: "ghcr.io/acme/torch:2.4", label: "ghcr.io/acme/torch:2.4" },
-      ] },
+      { label: "Catalog", options: [{ value: "ghcr.io/acme/torch:2.4", label: "ghcr.io/acme/torch:2.4" }] },
     ]);
   });
 
   it("keeps showing a stored image that is no longer offered", () => {
-    const groups = imageGroups(images, 7, "registry.local/p7/gone:v0");
+    const groups = imageGroups(choices, "registry.local/p7/gone:v0");
     expect(groups.at(-1)).toEqual({ label: "No longer available",
       options: [{ value: "registry.local/p7/gone:v0", label: "registry.local/p7/gone:v0 (removed)" }] });
-    expect(imageGroups([], 7, null)).toEqual([]);
+    expect(imageGroups(choices, "registry.local/p7/app:v1")).toHaveLength(3); // offered: not repeated
+    expect(imageGroups([], null)).toEqual([]);
   });
 
   it("saves the chosen image with the task, and null for the template's", () => {

@@ -1,6 +1,8 @@
-// Which templates let a task choose its image, and the choices a project has. The rule is rendering's
+// Which templates let a task choose its image, and the choices offered. The rule is rendering's
 // (myapp/rendering/image_choice.py); tests/pipelines/test_task_image.py keeps these two sets equal to it.
-import type { Image, JobTemplate } from "../../types";
+// The choices are a notebook's (GET /api/v1/notebook/project/{id}/images): the same images, in the same groups.
+import type { JobTemplate } from "../../types";
+import { CHOICE_GROUPS, type ImageChoice } from "../notebooks/logic";
 
 // The kinds whose containers run the user's code.
 export const USER_CODE_KINDS = new Set(["job", "pytorchjob", "tfjob", "xgboostjob", "mpijob", "volcanojob"]);
@@ -14,25 +16,14 @@ export function canChooseImage(template: Pick<JobTemplate, "name" | "kind"> | un
 export interface ImageOption { value: string; label: string }
 export interface ImageGroup { label: string; options: ImageOption[] }
 
-export function imageReference(image: Pick<Image, "repository" | "tag">): string {
-  return `${image.repository}:${image.tag}`;
-}
-
-/** The select's groups: the project's environments and images first (what it built for itself), then the
- * catalog's; other projects' images are left out (the API refuses them). A task's current image that is in
- * neither (removed since) stays listed, so the form shows what is stored. */
-export function imageGroups(images: Image[], projectId: number, current: string | null): ImageGroup[] {
-  const option = (image: Image): ImageOption => {
-    const ref = imageReference(image);
-    return { value: ref, label: image.environment ? `${ref} (environment)` : ref };
-  };
-  const byName = (a: ImageOption, b: ImageOption) => a.value.localeCompare(b.value);
-  const own = images.filter((i) => i.project_id === projectId).map(option).sort(byName);
-  const shared = images.filter((i) => i.project_id === null || i.project_id === undefined).map(option).sort(byName);
-  const groups: ImageGroup[] = [];
-  if (own.length) groups.push({ label: "This project's environments and images", options: own });
-  if (shared.length) groups.push({ label: "Catalog images", options: shared });
-  if (current && !own.concat(shared).some((o) => o.value === current)) {
+/** The select's groups in the server's order (platform defaults, the project's, the catalog's), empty ones
+ * left out. A task's stored image that is no longer offered (removed since) stays listed, so the form shows
+ * what is stored. */
+export function imageGroups(choices: readonly ImageChoice[], current: string | null): ImageGroup[] {
+  const groups = CHOICE_GROUPS.map(({ group, label }) => ({
+    label, options: choices.filter((c) => c.group === group).map(({ value, label: text }) => ({ value, label: text })),
+  })).filter((g) => g.options.length > 0);
+  if (current && !choices.some((c) => c.value === current)) {
     groups.push({ label: "No longer available", options: [{ value: current, label: `${current} (removed)` }] });
   }
   return groups;
