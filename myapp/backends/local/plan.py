@@ -339,6 +339,7 @@ class Planner(ContainerEnv):
             sites += [str(p) for p in Environment(venv.name, venv).site_dirs()]
         sites += [s for s in self._host_sites() if s not in sites]
         env["PATH"] = os.pathsep.join([str(layer / "bin"), env.get("PATH", "")])
+        env.pop("PIP_USER", None)  # the Notebook's, for images without a layer: pip refuses --user in a venv
         env.update(VIRTUAL_ENV=str(layer), MYAPP_NOTEBOOK_LAYER=str(layer), MYAPP_NOTEBOOK_SITES=os.pathsep.join(sites))
 
     def _host_sites(self) -> list[str]:
