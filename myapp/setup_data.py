@@ -161,7 +161,9 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
 
 def ensure_default_environments() -> list[str]:
     """The platform's own notebook environments in the shared catalog (myapp/images/defaults.py)."""
+    from flask import current_app
+
     from .images.defaults import ensure_defaults
     from .images.environments import default_root
 
-    return ensure_defaults(default_root())
+    return ensure_defaults(default_root(), local_backend=current_app.config["MYAPP_BACKEND"] == "local")

@@ -102,15 +102,20 @@ def _upsert(reference: str, description: str, environment: str | None) -> None:
     row.description, row.environment = description, environment
 
 
-def ensure_defaults(root: Path) -> list[str]:
-    """Register the default images in the shared catalog (idempotent); returns their names."""
+def ensure_defaults(root: Path, local_backend: bool = True) -> list[str]:
+    """Register the default images in the shared catalog (idempotent); returns their names. The local
+    environment only where jobs run on this machine (`MYAPP_BACKEND=local`): on a Kubernetes install it
+    would be an image no cluster can pull, and the init Job has no place to keep it."""
     local, kubernetes = default_images()
-    env, _made = ensure_local_environment(root)
-    environments.register_shared(root, local, env.hash)
-    _upsert(local, f"The platform's Python {python_version()} with its notebook and ML packages (JupyterLab, "
-                   "PyTorch, scikit-learn, ...): runs on this machine. Packages installed in a notebook go to "
-                   "that notebook's own work folder.", env.hash)
+    registered = []
+    if local_backend:
+        env, _made = ensure_local_environment(root)
+        environments.register_shared(root, local, env.hash)
+        _upsert(local, f"The platform's Python {python_version()} with its notebook and ML packages (JupyterLab, "
+                       "PyTorch, scikit-learn, ...): runs on this machine. Packages installed in a notebook go "
+                       "to that notebook's own work folder.", env.hash)
+        registered.append(local)
     _upsert(kubernetes, "JupyterLab image for notebooks on Kubernetes resource groups (MYAPP_NOTEBOOK_IMAGE); "
                         "on this machine a notebook of it runs the platform's Python.", None)
     db.session.commit()
-    return [local, kubernetes]
+    return [*registered, kubernetes]

@@ -82,3 +82,18 @@ def test_image_choices_offer_the_platforms_defaults_first_then_the_projects_then
     assert not any(i["image"].startswith("myapp/env/theirs") for i in items)  # another project's stays its own
     assert answer.get_json()["only_defaults"] is False
     assert make_user().get(f"/api/v1/notebook/project/{pid}/images").status_code == 404
+
+
+def test_a_kubernetes_install_registers_the_jupyterlab_image_and_no_local_environment(app, tmp_path):
+    """`myapp init` with MYAPP_BACKEND=kubernetes (the install's init Job): no venv is made, no image that no
+    cluster can pull is offered; the JupyterLab image of MYAPP_NOTEBOOK_IMAGE is, without an environment."""
+    from myapp.extensions import db
+    from myapp.images.defaults import ensure_defaults
+    from myapp.models import Image
+
+    with app.app_context():
+        assert ensure_defaults(tmp_path / "environments", local_backend=False) == [app.config["MYAPP_NOTEBOOK_IMAGE"]]
+        repository, _, tag = app.config["MYAPP_NOTEBOOK_IMAGE"].rpartition(":")
+        row = db.session.scalar(db.select(Image).filter_by(repository=repository, tag=tag))
+        assert row is not None and row.project_id is None and row.environment is None
+    assert not (tmp_path / "environments").exists()
