@@ -179,13 +179,22 @@ def test_new_user_builds_and_runs_a_pipeline(platform, tab):
     assert form.get_by_label("Retries").input_value() == "1"
     tab.shot("renamed")
 
-    # The settings dialog at 1400x900: its buttons in view, every control reached by keyboard.
+    # The settings dialog at 1400x900, taller than the window with three parameter rows: its buttons stay
+    # in view, and every control is reached by keyboard.
     page.set_viewport_size({"width": 1400, "height": 900})
     page.get_by_role("button", name="Settings").click()
     dialog = page.get_by_role("dialog")
+    dialog.get_by_role("button", name="Add parameter").focus()
+    for _ in range(3):
+        page.keyboard.press("Enter")
+    expect(dialog.get_by_label("Parameter 3 name")).to_be_visible()
     expect(dialog.get_by_role("button", name="Save settings")).to_be_in_viewport()
     stops = tab_stops(page, dialog.get_by_role("button", name="Close"), "dialog")
     assert set(controls(dialog)) <= set(stops), set(controls(dialog)) - set(stops)
+    for _ in range(3):
+        dialog.get_by_role("button", name="Remove parameter 1").focus()
+        page.keyboard.press("Space")
+    expect(dialog.get_by_role("button", name="Remove parameter 1")).to_have_count(0)
     dialog.get_by_label("Description").focus()
     page.keyboard.type("built by keyboard")
     dialog.get_by_label("Paused").focus()
