@@ -33,7 +33,9 @@ if os.environ.get("HOME"):
     c.LabApp.workspaces_dir = os.path.join(os.environ["HOME"], ".jupyter", "lab", "workspaces")
 # Terminals run the server's environment as it is: a login shell would read /etc/profile, which puts the
 # system's PATH back (the system's python3 and pip, no `python`) while VIRTUAL_ENV still names the notebook's.
-c.ServerApp.terminado_settings = {"shell_command": [os.environ.get("SHELL") or shutil.which("bash") or "/bin/sh"]}
+SHELL = next((shell for shell in (os.environ.get("SHELL"), shutil.which("bash")) if shell and os.path.exists(shell)),
+             "/bin/sh")
+c.ServerApp.terminado_settings = {"shell_command": [SHELL]}
 # The launcher started this server without Python's user site (~/.local, in the work folder: config or
 # extensions there would run here); kernels and terminals get it back (locally `pip install` goes to the
 # notebook's own layer, local_start.py; on Kubernetes `pip install --user` to the work folder).

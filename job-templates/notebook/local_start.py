@@ -43,6 +43,11 @@ def make_layer(layer: Path, sites: list[str]) -> None:
     the notebook's image may have changed since."""
     if not (layer / "pyvenv.cfg").is_file():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(layer)], check=True)
+    elif not (layer / "bin" / "python").exists():  # made by a Python since replaced: point it at this one
+        for link in (layer / "bin").glob("python*"):
+            if link.is_symlink() and not link.exists():
+                link.unlink()  # venv --upgrade leaves links in place, dangling or not
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--upgrade", str(layer)], check=True)
     site = site_packages(layer)
     site.mkdir(parents=True, exist_ok=True)
     _replace(site / CHAIN, chain_line(sites), 0o644)

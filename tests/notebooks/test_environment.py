@@ -140,3 +140,32 @@ def _check(project, user, web, proxy, backend) -> None:
                                     "import importlib.util\n[importlib.util.find_spec(m) is None "
                                     "for m in ('tinyterm', 'tinykernel')]"))
     assert missing == "[True, True]"
+
+
+def test_a_layer_made_by_a_python_since_replaced_is_pointed_at_the_current_one(tmp_path):
+    """The work folder outlives the platform's Python: at the next start the layer's `python` is made to name
+    the current interpreter again, and what was installed in the layer stays."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    import sysconfig
+
+    spec = importlib.util.spec_from_file_location("local_start", Path(__file__).parents[2] / "job-templates" /
+                                                  "notebook" / "local_start.py")
+    local_start = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(local_start)
+    layer, sites = tmp_path / ".myapp-venv", [sysconfig.get_paths()["purelib"]]
+    local_start.make_layer(layer, sites)
+    (local_start.site_packages(layer) / "kept.py").write_text("VALUE = 3\n")
+    python = layer / "bin" / "python"
+    target = os.readlink(python)
+    python.unlink()
+    python.symlink_to(tmp_path / "gone" / "python3")  # the interpreter the layer was made with is gone
+    local_start.make_layer(layer, sites)
+    assert python.exists() and os.path.realpath(python) == os.path.realpath(layer / "bin" / target)
+    seen = subprocess.run([str(python), "-c", "import kept, yaml, sys; print(kept.VALUE, sys.prefix)"],
+                          capture_output=True, text=True, env={}, timeout=60)
+    assert seen.stdout.split() == ["3", str(layer)], seen.stderr
+    pip = subprocess.run([str(layer / "bin" / "pip"), "--version"], capture_output=True, text=True, env={}, timeout=60)
+    assert pip.returncode == 0 and f"python {sys.version_info[0]}.{sys.version_info[1]}" in pip.stdout, pip.stderr
