@@ -44,6 +44,7 @@ def test_two_digits_runs_side_by_side(platform, tab):
         table = page.get_by_role("table", name="Runs side by side")
         lr_row = table.get_by_role("row").filter(has_text="params.lr")
         expect(lr_row.get_by_role("cell")).to_have_text(["0.05", "0.01"])
+        expect(lr_row).to_have_attribute("data-differs", "true")  # marked: the runs differ there
         for key in ("train/loss", "train/accuracy"):
             expect(table.get_by_role("rowheader", name=key)).to_be_visible()
             tooltip = check_chart(page, f"{key} per run", [f"run {run['id']}" for run in runs])

@@ -10,7 +10,8 @@ import { formatNumber } from "../../components/charts/format";
 import { lineOption } from "../../components/charts/options";
 import { useNow } from "../run/hooks";
 import { duration, formatTime } from "../run/time";
-import { lastValue, metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
+import { differs, lastValue, metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun }
+  from "./compare";
 import "../run/run.css";
 
 interface Loaded {
@@ -65,19 +66,15 @@ export default function ComparePage({ pipelineId }: { pipelineId: number }) {
           <tr><th scope="row">Duration</th>
             {runs.map((r) => <td key={r.id}>{duration(r.started_at, r.finished_at, now)}</td>)}</tr>
           {params.map((name) => (
-            <tr key={`p-${name}`} className="compare-param">
-              <th scope="row">params.{name}</th>
-              {runs.map((r) => <td key={r.id}>{parameterValue(r, name, defaults)}</td>)}
-            </tr>
+            <CompareRow key={`p-${name}`} className="compare-param" name={`params.${name}`} ids={runs.map((r) => r.id)}
+              cells={runs.map((r) => parameterValue(r, name, defaults))} />
           ))}
           {keys.map((key) => (
-            <tr key={`m-${key}`} className="compare-metric">
-              <th scope="row">{key}</th>
-              {runs.map((r, i) => {
+            <CompareRow key={`m-${key}`} className="compare-metric" name={key} ids={runs.map((r) => r.id)}
+              cells={runs.map((_, i) => {
                 const value = lastValue(perRun[i].get(key));
-                return <td key={r.id}>{value === undefined ? "—" : formatNumber(value)}</td>;
-              })}
-            </tr>
+                return value === undefined ? "—" : formatNumber(value);
+              })} />
           ))}
         </tbody>
       </table>
@@ -95,5 +92,17 @@ export default function ComparePage({ pipelineId }: { pipelineId: number }) {
           </div>
         )}
     </section>
+  );
+}
+
+/** A row of values, one per run, marked when they differ. */
+function CompareRow({ name, cells, ids, className }: { name: string; cells: string[]; ids: number[];
+  className: string }) {
+  const marked = differs(cells);
+  return (
+    <tr className={marked ? `${className} differs` : className} data-differs={marked ? "true" : "false"}>
+      <th scope="row">{name}{marked && <span className="visually-hidden"> (differs)</span>}</th>
+      {cells.map((cell, i) => <td key={ids[i]}>{cell}</td>)}
+    </tr>
   );
 }

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { PipelineRun, Task, TaskRun } from "../../types";
 import { replicaColor } from "../run/logBuffer";
-import { metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
+import { differs, metricKeys, parameterNames, parameterValue, parseRunIds, runMetrics, seriesPerRun } from "./compare";
 
 const run = (id: number, params: Record<string, unknown>) => ({ id, parameters: params } as unknown as PipelineRun);
 
 describe("comparison", () => {
+  it("marks a row whose values differ, a missing one included", () => {
+    expect([differs(["0.05", "0.01"]), differs(["12", "12"]), differs(["0.2", "—"])]).toEqual([true, false, true]);
+  });
+
   it("reads run ids from the query", () => {
     expect(parseRunIds("3,5,x,5,-1,0")).toEqual([3, 5]);
     expect(parseRunIds(null)).toEqual([]);

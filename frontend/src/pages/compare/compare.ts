@@ -4,6 +4,11 @@ import { replicaColor } from "../run/logBuffer";
 import type { NamedSeries } from "../run/stepSeries";
 import { lastValues, metricNames, stepPoints } from "../run/stepSeries";
 
+/** Do the cells of a row (one per run or version, "—" for none) say different things? Such a row is marked. */
+export function differs(cells: string[]): boolean {
+  return new Set(cells).size > 1;
+}
+
 /** "?runs=3,5,x,5" → [3, 5]: positive ids, each once, in the order given. */
 export function parseRunIds(value: string | null): number[] {
   const ids: number[] = [];

@@ -2,6 +2,7 @@
 // parameter of any of them in one table, rows whose values differ marked, and each metric's curve per version.
 import type { LineSeries } from "../../components/charts/options";
 import type { MetricHistory, ModelVersion } from "../../types";
+import { differs } from "../compare/compare";
 import { formatMetric, formatSignature } from "./logic";
 
 export interface CompareRow {
@@ -27,7 +28,7 @@ export function versionLabel(version: ModelVersion, versions: ModelVersion[]): s
 }
 
 function row(group: CompareRow["group"], name: string, cells: string[]): CompareRow {
-  return { group, name, cells, differs: new Set(cells).size > 1 };
+  return { group, name, cells, differs: differs(cells) };
 }
 
 function plain(value: unknown): string {
