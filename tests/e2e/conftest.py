@@ -5,7 +5,7 @@ One platform per test process (per xdist worker), shared by the modules: each pl
 `myapp init` and start-up. The modules' tests make their own users, projects and pipelines under fresh
 names; a module whose assertions need a platform nobody else touched says so with OWN_PLATFORM (why, as
 text) and gets one of its own. A module that changes something platform-wide puts it back when done.
-What a module's tests left running as local jobs (notebooks, model servers) is stopped after it."""
+What a module's tests left running (services, notebooks, local jobs) is stopped after it: put_to_rest."""
 from __future__ import annotations
 
 import contextlib
@@ -63,7 +63,28 @@ def platform(request, tmp_path_factory) -> Iterator[Platform]:
         return
     platform = request.getfixturevalue("shared_platform")
     yield platform
-    stop_local_jobs(platform.home)  # as a platform of the module's own would have on stopping
+    put_to_rest(platform)
+
+
+def put_to_rest(platform: Platform) -> None:
+    """What a module's tests left running on the shared platform, stopped as a platform of the module's
+    own was: services deleted and notebooks stopped first (the platform would start their servers again),
+    then any local job still there."""
+    def services() -> list[dict]:
+        return platform.api("GET", "/api/v1/inference_service/", params={"page_size": 100})["items"]
+
+    def wanted_notebooks() -> list[dict]:  # meant to run, or not yet stopped
+        return [n for n in platform.api("GET", "/api/v1/notebook/", params={"page_size": 100})["items"]
+                if n["desired"] == "running" or n["state"] not in ("stopped", "failed")]
+
+    for service in services():
+        platform.api("DELETE", f"/api/v1/inference_service/{service['id']}")
+    for notebook in wanted_notebooks():
+        if notebook["desired"] == "running":
+            platform.api("POST", f"/api/v1/notebook/{notebook['id']}/stop")
+    wait_until(lambda: not services() and not wanted_notebooks(), timeout=90, interval=0.5,
+               what="the services and notebooks the module left to stop")
+    stop_local_jobs(platform.home)
 
 
 @pytest.fixture(scope="module")
