@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatBytes, formatClock, formatNumber, formatValue } from "./format";
-import { lineOption, MARKED_POINTS, parallelOption, timeOption, type ChartOption } from "./options";
+import { byteStep, lineOption, MARKED_POINTS, parallelOption, timeOption, type ChartOption } from "./options";
 
 type Fn = (...args: unknown[]) => string;
 const one = <T,>(value: T | T[] | undefined): T => (Array.isArray(value) ? value[0] : value) as T;
@@ -100,5 +100,21 @@ describe("parallel coordinates", () => {
     const tooltip = option.tooltip as { formatter: Fn };
     expect(tooltip.formatter({ seriesName: "trial 2", value: [0.01, "adam", null] }))
       .toBe("trial 2<br/>lr: 0.01<br/>optimizer: adam<br/>accuracy: —");
+  });
+});
+
+describe("byte axes", () => {
+  it("steps in round binary units", () => {
+    expect(byteStep(420 * 1024 ** 2)).toBe(200 * 1024 ** 2);
+    expect(byteStep(3 * 1024 ** 3)).toBe(1024 ** 3);
+    expect(byteStep(1500)).toBe(500);
+    expect(byteStep(0)).toBeUndefined();
+  });
+
+  it("gives a memory chart from zero those steps", () => {
+    const option = timeOption({ series: [{ name: "a", points: [{ t: 1, v: 420 * 1024 ** 2 }] }],
+      y: { name: "Memory", unit: "bytes", fromZero: true } });
+    expect((one(option.yAxis) as { interval: number }).interval).toBe(200 * 1024 ** 2);
+    expect(axisLabel(option, "yAxis")(200 * 1024 ** 2)).toBe("200 MiB");
   });
 });

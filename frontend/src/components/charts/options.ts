@@ -49,10 +49,25 @@ function lineSeries(s: LineSeries, x: (t: number) => number): LineSeriesOption {
   };
 }
 
-function yAxis(axis: Axis): ChartOption["yAxis"] {
+/** A tick step of about a quarter of `max` bytes that is round in binary units: 100 MiB, 2 GiB, 512 KiB. */
+export function byteStep(max: number, ticks = 4): number | undefined {
+  const raw = max / ticks;
+  if (!(raw > 0) || !Number.isFinite(raw)) return undefined;
+  const unit = 1024 ** Math.max(0, Math.floor(Math.log(raw) / Math.log(1024)));
+  const scaled = raw / unit;
+  const magnitude = 10 ** Math.floor(Math.log10(scaled));
+  const nice = ([1, 2, 2.5, 5, 10].find((n) => n * magnitude >= scaled) ?? 10) * magnitude;
+  return nice >= 1000 ? 1024 * unit : nice * unit;  // 1000 MiB reads better as 1 GiB
+}
+
+function yAxis(axis: Axis, series: LineSeries[]): ChartOption["yAxis"] {
   const unit = axis.unit ?? "";
+  const top = Math.max(0, ...series.flatMap((s) => s.points.map((p) => p.v)));
+  // ECharts' own steps are decimal (95.4 MiB); bytes from zero get binary ones.
+  const interval = unit === "bytes" && axis.fromZero && axis.max === undefined ? byteStep(top) : undefined;
   return {
     type: "value",
+    interval,
     name: axis.name,
     nameTextStyle: { align: "left" },
     scale: !axis.fromZero,
@@ -71,7 +86,7 @@ function common(series: LineSeries[], y: Axis): ChartOption {
     grid: { left: 16, right: 32, top: 56, bottom: 8 },
     legend: { type: "scroll", top: 0, data: series.map((s) => s.name) },
     tooltip: { trigger: "axis", className: TOOLTIP_CLASS, valueFormatter: (value) => formatValue(Number(value), unit) },
-    yAxis: yAxis(y),
+    yAxis: yAxis(y, series),
   };
 }
 
