@@ -100,7 +100,9 @@ function NoProject() {
   );
 }
 
+// The switcher's two entries that are pages, not projects: the Projects page, with its form open or not.
 const NEW_PROJECT = "new";
+const ALL_PROJECTS = "all";
 
 function TopBar() {
   const { me, project, setProjectId, logout } = useSession();
@@ -124,16 +126,15 @@ function TopBar() {
         <select aria-label="Project" value={project?.id ?? ""}
           onChange={(e) => {
             if (e.target.value === NEW_PROJECT) navigate("/projects?new=1");
+            else if (e.target.value === ALL_PROJECTS) navigate("/projects");
             else setProjectId(Number(e.target.value));
           }}>
           {!project && <option value="">no project</option>}
           {(me?.projects ?? []).map((p) => <option key={p.id} value={p.id}>{p.name} ({p.role})</option>)}
           <option value={NEW_PROJECT}>New project…</option>
+          <option value={ALL_PROJECTS}>All projects…</option>
         </select>
       </label>
-      <Link to="/projects" className="projects-link" aria-current={path === "/projects" ? "page" : undefined}>
-        Projects
-      </Link>
       <nav aria-label="Main">
         {nav.map((item) => (
           <Link key={item.to} to={item.to} aria-current={path.startsWith(item.to) ? "page" : undefined}>
