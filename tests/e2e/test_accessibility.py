@@ -126,13 +126,16 @@ def test_every_page_passes_axe(platform, browser, pipeline_and_run):
             settle(page)
             page.screenshot(path=str(folder / (re.sub(r"[^a-z0-9]+", "-", path).strip("-") + ".png")))
             report(path, axe(page), failures)
-            if re.fullmatch(r"/pipelines/\d+", path):  # the editor's task form and its settings dialog
+            if re.fullmatch(r"/pipelines/\d+", path):  # the editor's task form and its dialogs
                 page.locator(".react-flow__node").first.click()
                 page.locator("form.task-form").wait_for()
                 report(f"{path} (task form)", axe(page), failures)
-                page.get_by_role("button", name="Settings").click()
-                page.get_by_role("dialog").wait_for()
-                report(f"{path} (settings dialog)", axe(page), failures)
+                for dialog in ("Settings", "YAML"):
+                    page.get_by_role("button", name=dialog, exact=True).click()
+                    page.get_by_role("dialog").wait_for()
+                    report(f"{path} ({dialog} dialog)", axe(page), failures)
+                    page.keyboard.press("Escape")
+                    page.get_by_role("dialog").wait_for(state="detached")
     finally:
         context.close()
     assert not failures, "\n".join(failures)
