@@ -15,6 +15,7 @@ import yaml
 from .context import RenderContext, ResourceGroup
 from .contract import run_token_secret
 from .errors import RenderError
+from .image_choice import with_image
 from .render import render
 
 
@@ -58,12 +59,14 @@ def _json_object(text: str | None, option: str) -> dict[str, Any]:
 @click.option("--resource-group", "group_json", metavar="JSON",
               help='e.g. {"name": "a100", "node_selector": {...}, "gpu_type": "...", '
                    '"queue": "q", "gang_scheduling": true}')
+@click.option("--image", default=None, metavar="REPOSITORY:TAG",
+              help="The image a task chose instead of the template's (templates running user code only).")
 @click.option("--catalog-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Job template folder (default: MYAPP_CATALOG_ROOT or the repo's job-templates/).")
 def render_command(template: str, sets: tuple[str, ...], args_json: str | None, project: str, namespace: str,
                    pipeline: str, run_id: str, task: str, attempt: int, service_account: str,
                    cpu: str | None, memory: str | None, gpu: str | None, group_json: str | None,
-                   catalog_root: Path | None) -> None:
+                   image: str | None, catalog_root: Path | None) -> None:
     """Print the manifests TEMPLATE renders to, as multi-document YAML."""
     from myapp.rendering.catalog import get_template  # late import: the catalog is only needed here
 
@@ -81,7 +84,7 @@ def render_command(template: str, sets: tuple[str, ...], args_json: str | None, 
                             resource_group=group,
                             # as the run would: its token Secret (myapp.rendering.contract.run_token_secret)
                             api_token_secret=run_token_secret(run_id) if run_id.isdigit() else "")
-        manifests = render(spec, args, ctx, resources or None)
+        manifests = render(with_image(spec, image), args, ctx, resources or None)
     except (RenderError, ValueError, LookupError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(yaml.safe_dump_all(manifests, sort_keys=False, explicit_start=True, allow_unicode=True), nl=False)

@@ -47,6 +47,18 @@ def test_bad_argument_exits_non_zero_naming_the_field():
     assert result.exit_code != 0 and "'service_name'" in result.output and "required" in result.output
 
 
+def test_a_chosen_image_runs_on_every_replica_and_platform_steps_refuse_it():
+    result = run("pytorch-ddp", "--set", "workers=2", "--image", "registry.local/team/env:v1")
+    assert result.exit_code == 0, result.output
+    (job,) = yaml.safe_load_all(result.output)
+    images = {c["image"] for spec in job["spec"]["pytorchReplicaSpecs"].values()
+              for c in spec["template"]["spec"]["containers"]}
+    assert images == {"registry.local/team/env:v1"}
+    result = run("model-register", "--image", "registry.local/team/env:v1", "--args", json.dumps(
+        {"model_name": "m", "model_version": "1", "model_path": "s3://b/m"}))
+    assert result.exit_code != 0 and "'image'" in result.output and "platform's own step" in result.output
+
+
 def test_usage_errors():
     assert run("no-such-template").exit_code != 0
     assert "KEY=VALUE" in run("python", "--set", "novalue").output
