@@ -1,16 +1,20 @@
-"""``myapp simulate TRACE.csv --gpus N [--policy NAME] [--json]``: replay a trace through a policy.
+"""``myapp simulate TRACE.csv --gpus N [--policy NAME] [--checkpoints] [--json] [--schedule-out FILE]``:
+replay a trace through a policy.
 
 A plain click command (no Flask app needed); `myapp/cli.py` attaches it.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import TextIO
 
 import click
 
 from ..errors import DomainError
 from .policy import DEFAULT_MAX_PREEMPTIONS, OURS, POLICIES
-from .simulate import simulate
+from .schedule import intervals, write_csv
+from .simulate import Event, simulate
 from .trace import load
 
 _LABELS = {
@@ -36,13 +40,25 @@ def _show(key: str, value: float | str) -> str:
 @click.option("--policy", type=click.Choice(POLICIES), default=OURS, show_default=True)
 @click.option("--max-preemptions", type=int, default=DEFAULT_MAX_PREEMPTIONS, show_default=True,
               help="how often one job may be preempted")
+@click.option("--checkpoints", is_flag=True,
+              help="every job checkpoints: a preempted job resumes after a 30 s restart instead of starting over")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def simulate_command(trace: str, gpus: int, policy: str, max_preemptions: int, as_json: bool) -> None:
-    """Replay TRACE.csv (job_id,group,submit_s,num_gpus,duration_s) through a scheduling policy."""
+@click.option("--schedule-out", type=click.File("w", encoding="utf-8", lazy=True),
+              help="write the schedule to this CSV file: one row per run (job_id,start,end,gpus,nodes,ended)")
+def simulate_command(trace: str, gpus: int, policy: str, max_preemptions: int, checkpoints: bool, as_json: bool,
+                     schedule_out: TextIO | None) -> None:
+    """Replay TRACE.csv (job_id,group,submit_s,num_gpus,duration_s[,checkpoints]) through a scheduling policy."""
+    log: list[Event] | None = [] if schedule_out is not None else None
     try:
-        result = simulate(load(trace, gpus), gpus, policy, max_preemptions=max_preemptions)
+        jobs = load(trace, gpus)
+        if checkpoints:
+            jobs = [dataclasses.replace(tj, job=dataclasses.replace(tj.job, checkpoints=True)) for tj in jobs]
+        result = simulate(jobs, gpus, policy, max_preemptions=max_preemptions, log=log)
     except DomainError as exc:
         raise click.ClickException(exc.message) from None
+    if schedule_out is not None and log is not None:
+        with schedule_out as out:
+            write_csv(intervals(log), out)
     if as_json:
         click.echo(json.dumps(result))
         return

@@ -62,6 +62,10 @@ def _arrival(w: Waiting) -> tuple[float, str]:
     return (w.job.submitted, w.job.id)
 
 
+def _served(w: Waiting) -> tuple[float, float, str]:
+    return (w.attained, w.job.submitted, w.job.id)
+
+
 class WaitingQueue:
     """Waiting jobs kept by class (group, GPUs), each class in arrival order, as jobs come and go: a
     caller that decides often on a long queue (the simulator) hands `decide` this instead of a list, so
@@ -71,6 +75,10 @@ class WaitingQueue:
     def __init__(self) -> None:
         self._jobs: dict[str, Waiting] = {}
         self._classes: dict[tuple[str, int], list[Waiting]] = {}
+        # By attained service, for the LAS policies: jobs that never ran in arrival order, the others
+        # by (attained, arrival)
+        self._fresh: list[Waiting] = []
+        self._resumed: list[Waiting] = []
 
     def add(self, w: Waiting) -> None:
         if w.job.id in self._jobs:
@@ -81,6 +89,12 @@ class WaitingQueue:
             bisect.insort(members, w, key=_arrival)
         else:
             members.append(w)
+        if w.attained:
+            bisect.insort(self._resumed, w, key=_served)
+        elif self._fresh and _arrival(self._fresh[-1]) > _arrival(w):
+            bisect.insort(self._fresh, w, key=_arrival)
+        else:
+            self._fresh.append(w)
 
     def remove(self, job_id: str) -> Waiting:
         w = self._jobs.pop(job_id)
@@ -89,11 +103,23 @@ class WaitingQueue:
         del members[bisect.bisect_left(members, _arrival(w), key=_arrival)]
         if not members:
             del self._classes[key]
+        if w.attained:
+            del self._resumed[bisect.bisect_left(self._resumed, _served(w), key=_served)]
+        else:
+            del self._fresh[bisect.bisect_left(self._fresh, _arrival(w), key=_arrival)]
         return w
 
     def classes(self) -> dict[tuple[str, int], list[Waiting]]:
         """Class -> its waiting jobs in arrival order (submitted, id). Read only."""
         return self._classes
+
+    def fresh(self) -> list[Waiting]:
+        """The jobs that have not run yet (attained 0), in arrival order. Read only."""
+        return self._fresh
+
+    def resumed(self) -> list[Waiting]:
+        """The jobs that ran before, by (attained, submitted, id). Read only."""
+        return self._resumed
 
     def sizes(self) -> set[int]:
         return {gpus for _, gpus in self._classes}
@@ -141,6 +167,7 @@ class History:
         self._sorted: dict[tuple[str, int], list[float]] = {}  # the same, sorted: policies ask often
         # expected(group, gpus) at elapsed 0: asked once per waiting job per decision, it changes only on add
         self._fresh: dict[tuple[str, int], float | None] = {}
+        self._after: dict[tuple[str, int], dict[float, float | None]] = {}  # the same at elapsed > 0
 
     def add(self, group: str, gpus: int, seconds: float) -> None:
         runs = self._runs.setdefault((group, gpus), [])
@@ -149,6 +176,7 @@ class History:
             del runs[0]
         self._sorted.pop((group, gpus), None)
         self._fresh.pop((group, gpus), None)
+        self._after.pop((group, gpus), None)
 
     def runs(self, group: str, gpus: int) -> list[float]:
         """The recent run times, shortest first."""
@@ -165,6 +193,8 @@ class History:
         key = (group, gpus)
         if not elapsed and key in self._fresh:
             return self._fresh[key]
+        if elapsed and (known := self._after.get(key)) is not None and elapsed in known:
+            return known[elapsed]
         ordered = self._sorted.get(key)
         if ordered is None:
             ordered = self.runs(group, gpus)
@@ -176,4 +206,8 @@ class History:
             guess = max(elapsed, 3600.0) if first == count else ordered[(first + count) // 2] - elapsed
         if not elapsed:
             self._fresh[key] = guess
+        else:
+            known = self._after.setdefault(key, {})
+            if len(known) < 4096:  # the service of waiting jobs, asked at every decision; runs' vary
+                known[elapsed] = guess
         return guess

@@ -12,15 +12,18 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import FieldError
+from .las import tiresias_las
 from .model import Decision, History, Job, Node, Reason, Running, Waiting
 from .placement import Plan
 from .quota import Ledger
+from .reorder import Candidates, demoted, make_room
 from .steps import (
     _STARTED,
     _SUBMITTED,
     Context,
     _arrival,
     _classes,
+    _next_crossing,
     _preempt_for,
     _reclaim,
     _refused,
@@ -29,7 +32,8 @@ from .steps import (
 )
 
 OURS = "sieve"
-POLICIES = ("gang-fifo", "easy-backfill", "tiresias", OURS)
+REFERENCE = "tiresias-las"  # what ours is compared with (las.py)
+POLICIES = ("gang-fifo", "easy-backfill", "tiresias", REFERENCE, OURS)
 TIRESIAS_THRESHOLDS = (3600.0,)  # GPU-seconds of attained service: queue 0 below, queue 1 above
 DEFAULT_MAX_PREEMPTIONS = 1
 SIEVE_UNKNOWN_SECONDS = 3 * 3600.0  # a job with no history: the trace's median run time
@@ -153,24 +157,6 @@ def _tiresias(ctx: Context) -> Decision:
     return decision
 
 
-def _next_crossing(ctx: Context, thresholds: Sequence[float], decision: Decision) -> float | None:
-    """When the next running job moves to a lower queue (a started job has attained 0 more so far)."""
-    gone = set(decision.preempt)
-    times = []
-    for r in ctx.running:
-        if r.job.id in gone or not r.job.gpus:
-            continue
-        attained = r.attained_at(ctx.now)
-        limit = next((t for t in thresholds if attained < t), None)
-        if limit is not None:
-            times.append(ctx.now + (limit - attained) / r.job.gpus)
-    for w in ctx.started:
-        limit = next((t for t in thresholds if w.attained < t), None)
-        if limit is not None and w.job.gpus:
-            times.append(ctx.now + (limit - w.attained) / w.job.gpus)
-    return min(times, default=None)
-
-
 def _estimate(history: History, job: Job, elapsed: float = 0.0) -> float | None:
     """Expected seconds still to run, from the history of the same group and GPU count."""
     return history.expected(job.group, job.gpus, elapsed)
@@ -277,14 +263,18 @@ def _easy(ctx: Context) -> Decision:
     return _backfill(ctx, lambda: [(sorted(ctx.waiting, key=_arrival), False)])
 
 
-Run = tuple[Sequence[Waiting], bool]  # waiting jobs in a policy's order, and whether all are of one class
+# Waiting jobs in a policy's order, and whether all are of one class (None: their own expectations, so
+# a class found dead does not kill them)
+Run = tuple[Sequence[Waiting], bool | None]
 
 
-def _alive(runs: list[Run], dead: set[tuple[str, int]]) -> Iterator[Waiting]:
+def _alive(runs: Iterable[Run], dead: set[tuple[str, int]]) -> Iterator[Waiting]:
     """The jobs of `runs` in order, less those of a class in `dead` (filled by the consumer as it goes):
     a run of one class is left as soon as its class is dead."""
     for jobs, one_class in runs:
-        if one_class:
+        if one_class is None:
+            yield from jobs
+        elif one_class:
             key = (jobs[0].job.group, jobs[0].job.gpus)
             for w in jobs:
                 if key in dead:
@@ -296,7 +286,7 @@ def _alive(runs: list[Run], dead: set[tuple[str, int]]) -> Iterator[Waiting]:
                     yield w
 
 
-def _backfill(ctx: Context, order: Callable[[], list[Run]], defrag: bool = False) -> Decision:
+def _backfill(ctx: Context, order: Callable[[], Iterable[Run]], defrag: bool = False) -> Decision:
     """Place the waiting jobs in the order `order()` gives; the first that does not fit holds the nodes
     expected to free first for itself (one reservation, as EASY), and later jobs use those nodes only if
     expected to end before it starts."""
@@ -314,6 +304,8 @@ def _backfill(ctx: Context, order: Callable[[], list[Run]], defrag: bool = False
     # After the head (quick only): classes none of whose jobs can start any more. Room only shrinks then,
     # and a class's jobs are all in time or all not, so one GPU-bound failure (a plain job's) is theirs.
     dead: set[tuple[str, int]] = set()
+    candidates: dict[str, Candidates] = {}  # who may be stopped for order (reorder.py), worked out when needed
+    evict_single = evict_multi = math.inf  # sizes for which stopping runs of lower queues made no room
     left: list[tuple[Waiting, str]] = []
     for w in _alive(order(), dead):
         job = w.job
@@ -358,9 +350,29 @@ def _backfill(ctx: Context, order: Callable[[], list[Run]], defrag: bool = False
                 left.append((w, refused))
             continue  # the quota, not the nodes, holds it: it reserves nothing
         if head is None:
-            if defrag and plain and (placement := _defragment(ctx, job)) is not None:
+            if defrag and plain and not job.checkpoints and (placement := _defragment(ctx, job)) is not None:
                 _take(ctx, w, placement)
                 continue  # started on what was freed for it: the next job that does not fit is the head
+            if defrag and not (plain and (job.gpus >= evict_single if single else
+                                          (evict_single <= plan.smallest or job.gpus >= evict_multi))):
+                if (placement := make_room(ctx, w, candidates)) is not None:
+                    _take(ctx, w, placement)
+                    failed_any = failed_restricted = math.inf  # what it freed beside itself may fit others
+                    continue
+                if plain:  # no later job, of its queue or a lower one, stops runs for this size either
+                    if single:
+                        evict_single = min(evict_single, job.gpus)
+                    else:
+                        evict_multi = min(evict_multi, job.gpus)
+            if defrag and job.checkpoints:
+                # It gets room as runs fall to lower queues: it holds no nodes, later jobs go on
+                if ctx.explain:
+                    left.append((w, plan.why_not(job)))
+                elif failed_any <= stop and evict_single <= stop:
+                    break
+                if quick and plain:
+                    dead.add((job.group, job.gpus))
+                continue
             head = job
             if quick:
                 most = max(plan.gpus.values()) + 1
@@ -385,14 +397,21 @@ def _sieve(ctx: Context) -> Decision:
     """Ours: shortest expected GPU-time first, expected from the history of the same group and GPU count;
     a job that has waited much longer than it is expected to run goes first; the first job in that order
     that does not fit holds the nodes expected to free first (see docs/scheduling.md)."""
-    def order() -> list[Run]:
+    def order() -> Iterator[Run]:
         # By class (group, GPUs): a Python key per job per decision is too slow for the simulator's
-        # queues of thousands.
+        # queues of thousands. Jobs that kept service wait in the lower queues (reorder.py), after these.
         first: list[Waiting] = []
         classes: list[tuple[float, Sequence[Waiting]]] = []
         by_class = _classes(ctx.waiting)
+        lower = demoted(ctx.waiting)
+        apart = {w.job.id for w in lower}
+        mixed = {(w.job.group, w.job.gpus) for w in lower}
         for group, gpus in sorted(by_class):
             jobs = by_class[group, gpus]
+            if (group, gpus) in mixed:
+                jobs = [w for w in jobs if w.job.id not in apart]
+                if not jobs:
+                    continue
             guess = _estimate(ctx.history, jobs[0].job)
             expected = guess if guess is not None else SIEVE_UNKNOWN_SECONDS
             cutoff = ctx.now - SIEVE_STARVE_FACTOR * expected - SIEVE_STARVE_SECONDS
@@ -406,7 +425,9 @@ def _sieve(ctx: Context) -> Decision:
         for _, same in groupby(classes, key=lambda c: c[0]):  # equal expectations: by submission
             lists = [c[1] for c in same]
             runs.append((lists[0], True) if len(lists) == 1 else (sorted(chain(*lists), key=_arrival), False))
-        return runs
+        yield from runs
+        if lower:
+            yield lower, None
 
     return _backfill(ctx, order, defrag=True)
 
@@ -415,5 +436,6 @@ _POLICIES: dict[str, Callable[[Context], Decision]] = {
     "gang-fifo": _fifo,
     "tiresias": _tiresias,
     "easy-backfill": _easy,
+    REFERENCE: tiresias_las,
     OURS: _sieve,
 }

@@ -23,6 +23,7 @@ from .series import binned, jct_by_submission
 from .trace import TraceJob
 
 NODE_GPUS = 8
+RESTART_SECONDS = 30.0  # a preempted job that checkpoints resumes after this long (loading, warming up)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class Event:
 @dataclass(slots=True)
 class _State:
     trace: TraceJob
-    remaining: float  # seconds of running still needed
+    remaining: float  # seconds of running still needed, not counting a restart
+    restart: float = 0.0  # seconds its next run spends restarting before any progress
+    restarting: float = 0.0  # the same, of the current run
     attained: float = 0.0  # GPU-seconds over the runs before the current one
     preemptions: int = 0
     finished: float = -1.0
@@ -58,12 +61,13 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
 def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
              max_preemptions: int = DEFAULT_MAX_PREEMPTIONS, node_gpus: int = NODE_GPUS,
              log: list[Event] | None = None, series_points: int | None = None,
-             max_cpu_seconds: float | None = None) -> dict[str, Any]:
+             max_cpu_seconds: float | None = None, restart_seconds: float = RESTART_SECONDS) -> dict[str, Any]:
     """Replay `jobs` on `gpus` GPUs; the figures of docs/scheduling.md (`--json` of `myapp simulate`).
     With `log`, every start, preemption and end is appended to it (the tests check them independently).
     With `series_points`, the answer also holds `series` (utilization and waiting jobs over time, JCT by
     submission time) in that many bins. With `max_cpu_seconds`, a replay that has used more CPU time than
-    that stops with a DomainError (kind unprocessable)."""
+    that stops with a DomainError (kind unprocessable). A preempted job that checkpoints resumes after
+    `restart_seconds` of its next run; one that does not starts over."""
     started_at = time.process_time()
     nodes = nodes_for(gpus, node_gpus)
     if not jobs:
@@ -131,7 +135,8 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             ran = now - run.started
             st.attained += run.job.gpus * ran
             if run.job.checkpoints:
-                st.remaining -= ran
+                st.remaining -= max(0.0, ran - st.restarting)
+                st.restart = restart_seconds
             else:
                 lost += run.job.gpus * ran
                 st.remaining = st.trace.duration
@@ -154,7 +159,8 @@ def simulate(jobs: Sequence[TraceJob], gpus: int, policy: str = "gang-fifo", *,
             if log is not None:
                 log.append(Event(now, "start", w.job.id, start.placement))
             st.run = Running(w.job, start.placement, now, st.attained, st.preemptions)
-            st.end = now + st.remaining
+            st.restarting, st.restart = st.restart, 0.0
+            st.end = now + st.restarting + st.remaining
             running[start.job_id] = st
             runs[start.job_id] = st.run
             seq += 1

@@ -75,6 +75,24 @@ def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
                         still=lambda r: ledger.borrowing(r.job.project))
 
 
+def _next_crossing(ctx: Context, thresholds: Sequence[float], decision: Decision) -> float | None:
+    """When the next running job moves to a lower queue (a started job has attained 0 more so far)."""
+    gone = set(decision.preempt)
+    times = []
+    for r in ctx.running:
+        if r.job.id in gone or not r.job.gpus:
+            continue
+        attained = r.attained_at(ctx.now)
+        limit = next((t for t in thresholds if attained < t), None)
+        if limit is not None:
+            times.append(ctx.now + (limit - attained) / r.job.gpus)
+    for w in ctx.started:
+        limit = next((t for t in thresholds if w.attained < t), None)
+        if limit is not None and w.job.gpus:
+            times.append(ctx.now + (limit - w.attained) / w.job.gpus)
+    return min(times, default=None)
+
+
 def _preempt_for(plan: Plan, job: Job, rank: float, candidates: list[tuple[float, Running]],
                  decision: Decision, ledger: Ledger | None = None,
                  still: Callable[[Running], bool] | None = None) -> dict[str, int] | None:

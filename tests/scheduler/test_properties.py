@@ -1,6 +1,7 @@
 """Properties every policy keeps on random small traces, checked from the simulator's event log
 (independently of the simulator's own guard): never more GPUs than a node has, a gang always whole and
-on one node or on whole nodes, completion >= duration, makespan >= work / GPUs, the preemption bound."""
+on one node or on whole nodes, completion >= duration, makespan >= work / GPUs, the preemption bound
+(but for tiresias-las, which has none)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from myapp.scheduler.model import Job, Node, Running, Waiting
 from myapp.scheduler.placement import Plan
-from myapp.scheduler.policy import POLICIES, decide
+from myapp.scheduler.policy import POLICIES, REFERENCE, decide
 from myapp.scheduler.simulate import Event, simulate
 
 from .support import trace
@@ -59,7 +60,8 @@ def test_every_policy_keeps_the_invariants(rows, nodes, policy, bound):
     work = sum(tj.job.gpus * tj.duration for tj in jobs)
     assert result["makespan_s"] >= work / gpus - 1e-6
     preempted = Counter(e.job_id for e in log if e.kind == "preempt")
-    assert max(preempted.values(), default=0) <= bound
+    if policy != REFERENCE:  # the reference is specified without a bound
+        assert max(preempted.values(), default=0) <= bound
     assert result["preemptions_per_job"] == sum(preempted.values()) / len(jobs)
     assert result["partial_gang_seconds"] == 0
     assert 0 <= result["utilization"] <= 1

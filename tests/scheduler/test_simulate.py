@@ -63,11 +63,14 @@ def test_tiresias_preempts_a_demoted_job_which_starts_over():
     assert result["preemptions_per_job"] == 0.5 and result["max_preemptions_of_a_job"] == 1
 
 
-def test_a_checkpointing_job_resumes_where_it_was():
+def test_a_checkpointing_job_resumes_where_it_was_after_the_restart():
     log: list[Event] = []
     result = simulate(trace(("a", 0, 8, 1000, True), ("b", 500, 1, 10)), 8, "tiresias", log=log)
-    assert ends(log) == {"b": 510, "a": 1010}
+    assert ends(log) == {"b": 510, "a": 510 + 30 + 500}
     assert result["lost_gpu_seconds"] == 0
+    log.clear()
+    simulate(trace(("a", 0, 8, 1000, True), ("b", 500, 1, 10)), 8, "tiresias", log=log, restart_seconds=0)
+    assert ends(log) == {"b": 510, "a": 1010}
 
 
 def test_the_preemption_bound_holds():
