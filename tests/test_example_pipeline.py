@@ -64,8 +64,8 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
 
         assert versions[0]["run_id"] == run["id"]  # the version links back to its run
         # ... and records it: the run's parameters and the last value of each metric its training reported
-        assert versions[0]["params"] == {"lr": 0.05}
-        assert set(versions[0]["metrics"]) == {"loss", "accuracy"} and versions[0]["metrics"]["accuracy"] > 0.8
+        assert versions[0]["params"]["lr"] == 0.05
+        assert {"loss", "accuracy"} <= set(versions[0]["metrics"]) and versions[0]["metrics"]["accuracy"] > 0.8
 
         # The serve task made an inference service (its servers are the service's, not the run's).
         service = api.get(f"{base}/api/v1/inference_service/", params={"name": "digits"}).json()["items"][0]

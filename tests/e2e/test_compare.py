@@ -56,7 +56,7 @@ def test_two_digits_runs_side_by_side(platform, tab):
         versions = {v["run_id"]: v for v in platform.api("GET", "/api/v1/model_version/?name=digits")["items"]}
         picked = [versions[run["id"]] for run in runs]
         for version, lr in zip(picked, (0.05, 0.01), strict=True):
-            assert version["params"] == {"lr": lr}, version
+            assert version["params"]["lr"] == lr, version  # the run's value of the pipeline's parameter
             curve = platform.api("GET", f"/api/v1/model_version/{version['id']}/metric_history")["metrics"]["accuracy"]
             assert [p["step"] for p in curve] == list(range(1, 13))  # one per epoch
             assert version["metrics"]["accuracy"] == curve[-1]["value"] > 0.8
