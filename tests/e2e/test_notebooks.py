@@ -158,13 +158,18 @@ def test_notebook_from_an_environment(platform, browser, tab):
     lab.locator(".jp-LauncherCard[data-category='Notebook']").first.click(timeout=90_000)
     try:
         output = run_cell(lab, f"import {PACKAGE}, tinye2e, os, sys; print({PACKAGE}.__file__); print(sys.prefix); "
-                               "print(tinye2e.VALUE, sys.executable, os.getcwd()); print(open('where.txt').read())")
+                               "print(tinye2e.VALUE, sys.executable, os.getcwd()); print(open('where.txt').read()); "
+                               f"print('sealed', [os.path.exists('{platform.home}/' + f) for f in ('secret_key', "
+                               "'myapp.sqlite')], [k for k in os.environ if k in ('SECRET_KEY', 'DATABASE_URL')])")
     finally:
         lab.screenshot(path=str(owner.folder / "jupyterlab-cell.png"))
     assert "/environments/" in output and f"/{PACKAGE}/" in output, output
     kernel_line, terminal_line = [line for line in output.splitlines() if line.strip()][2:4]
     assert kernel_line == f"5 {work}/.myapp-venv/bin/python {work}", output
     assert terminal_line == f"{work}/.myapp-venv/bin/python {work}", output  # the terminal's, the same
+    # Sealed off like any job: the platform's secret key, database and variables are not there.
+    assert "sealed [False, False] []" in output, output
+    assert (platform.home / "secret_key").is_file() and (platform.home / "myapp.sqlite").is_file()
     notebook_url = lab.url
 
     # ---- a member of another project, and someone not signed in, are refused ----------------------------
