@@ -13,6 +13,7 @@ project borrowing beyond its share are stopped, so a project's share is never ta
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Collection
 from operator import attrgetter
 
@@ -71,11 +72,12 @@ def make_room(ctx: Context, w: Waiting, cache: dict[str, Candidates]) -> dict[st
     gone = set(ctx.decision.preempt)
     single = plan.single_node(job)
     options: list[tuple[int, int, list[Running]]] = []  # (GPUs stopped, node index, runs)
+    best = math.inf  # a single-node job: the fewest GPUs stopped so far (a later node must stop fewer)
     for index, name in enumerate(plan.order):
         want = job.gpus if single else plan.nodes[name].gpus
         free = plan.gpus[name]
-        if single and free >= want:
-            continue  # it would fit there without stopping anyone: CPU or memory is short
+        if single and (free >= want or want - free >= best or name not in on):
+            continue  # it fits there already (CPU or memory is short), or that node cannot do better
         stopped: list[Running] = []
         evicted = 0
         for victim_queue, r in on.get(name, ()):
@@ -89,6 +91,8 @@ def make_room(ctx: Context, w: Waiting, cache: dict[str, Candidates]) -> dict[st
             evicted += r.job.gpus
         if free >= want:
             options.append((evicted, index, stopped))
+            if single:
+                best = min(best, evicted)
     count = 1 if single else plan.whole_nodes_needed(job)
     if len(options) < count:
         return None
