@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MIGRATION_TESTS = ("tests/models/test_ids.py", "tests/models/test_rules.py", "tests/images/test_migration.py",
                    "tests/notebooks/test_migration.py", "tests/serving/test_migration.py",
-                   "tests/scheduler/test_migration_0022.py", "tests/pipelines/test_webhook_secrets.py")
+                   "tests/scheduler/test_migration_0022.py", "tests/pipelines/test_webhook_secrets.py",
+                   "tests/pipelines/test_task_image_migration.py")
 
 # module (or folder, for every module in it) -> the test modules that run its backend-specific paths
 BACKEND_CODE: dict[str, tuple[str, ...]] = {

@@ -19,5 +19,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("task") as batch:
+    # SQLite drops a column by rebuilding the table: keep AUTOINCREMENT (ids never reused, migration 0009).
+    with op.batch_alter_table("task", table_kwargs={"sqlite_autoincrement": True}) as batch:
         batch.drop_column("image")
