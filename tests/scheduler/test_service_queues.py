@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from myapp.scheduler.model import History, Job, Node, Running, Waiting
 from myapp.scheduler.policy import decide
+from myapp.scheduler.quota import Ledger, Share
 from myapp.scheduler.reorder import demoted, kept
 from myapp.scheduler.simulate import Event, simulate
 
@@ -52,3 +53,14 @@ def test_demoted_jobs_wait_after_new_ones_the_least_served_first():
         d = decide("sieve", 100.0, nodes, full, [w for w in waiting if w.job.id not in order], History())
         order += [s.job_id for s in d.starts]
     assert order == ["restarts", "new", "less-served", "more-served"]
+
+
+def test_under_quotas_order_never_takes_another_projects_share():
+    nodes = [Node("n0", 4), Node("n1", 4)]
+    served = [Running(Job("b1", "g", 4, 0.0, checkpoints=True, project="b"), {"n0": 4}, 0.0, attained=8000.0),
+              Running(Job("a1", "g", 4, 0.0, checkpoints=True, project="a"), {"n1": 4}, 0.0, attained=8000.0)]
+    new = [Waiting(Job("a2", "g", 4, 5.0, checkpoints=True, project="a"))]
+    assert decide("sieve", 10.0, nodes, served, new).preempt == ["b1"]  # no quotas: the lowest node index
+    shares = {p: Share(p, gpus=50) for p in "ab"}  # both within their share of a large group
+    d = decide("sieve", 10.0, nodes, served, new, ledger=Ledger((100, 0.0, 0.0), shares, served))
+    assert d.preempt == ["a1"] and [(s.job_id, s.placement) for s in d.starts] == [("a2", {"n1": 4})]
