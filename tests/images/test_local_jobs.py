@@ -75,3 +75,36 @@ def test_other_images_and_other_projects_keep_the_hosts_python(backends, env, tm
     backend = backends(environments=tmp_path / "environments")
     assert probe(backend, "python:3.11-slim")["prefix"] != str(env.path)
     assert probe(backend, IMAGE, namespace="proj-other")["prefix"] != str(env.path)
+
+
+SEALED = """
+import json, os, sys
+import yaml  # a package of the platform's venv, which the default environment chains
+print('PROBE ' + json.dumps({'prefix': sys.prefix, 'secret_key': os.path.exists(os.environ['SECRET_FILE']),
+                             'variables': sorted(k for k in os.environ if k in ('SECRET_KEY', 'DATABASE_URL'))}),
+      flush=True)
+"""
+
+
+def test_the_platforms_default_environment_runs_any_projects_job_sealed_off(backends, tmp_path, monkeypatch):
+    """`myapp init`'s local default (myapp/images/defaults.py): every project's jobs naming it run its python,
+    which imports the platform's packages, and see neither the platform's variables nor MYAPP_HOME."""
+    from myapp.images.defaults import ensure_local_environment
+
+    root = tmp_path / "environments"
+    default, _made = ensure_local_environment(root)
+    environments.register_shared(root, "myapp/python-ml:3.11", default.hash)
+    (tmp_path / "secret_key").write_text("s3cret")  # MYAPP_HOME's, beside the jobs' and environments' folders
+    monkeypatch.setenv("SECRET_KEY", "s3cret")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://platform/db")
+    backend = backends(environments=root, extra_env={"SECRET_FILE": str(tmp_path / "secret_key")})
+    for namespace in (NAMESPACE, "proj-other"):
+        manifests = render_template("python", ctx=make_ctx(namespace=namespace))
+        python_script(manifests, SEALED)
+        for container in workload(manifests)["spec"]["template"]["spec"]["containers"]:
+            container["image"] = "myapp/python-ml:3.11"
+        ref = backend.submit(manifests)
+        status = finished(backend, ref)
+        lines = [line for line in lines_of(backend, ref) if line.startswith("PROBE ")]
+        assert lines, (status, lines_of(backend, ref))
+        assert json.loads(lines[-1][6:]) == {"prefix": str(default.path), "secret_key": False, "variables": []}
