@@ -131,9 +131,6 @@ export type NotebookBody = Schemas["Notebook"];
 /** What New notebook offers a project, in order: the platform's defaults, the project's own, the catalog. */
 export type NotebookImageChoices = Schemas["NotebookImageChoices"];
 export type NotebookImageChoice = NotebookImageChoices["items"][number];
-/** What New notebook offers a project, in order: the platform's defaults, the project's own, the catalog. */
-export type NotebookImageChoices = Schemas["NotebookImageChoices"];
-export type NotebookImageChoice = NotebookImageChoices["items"][number];
 
 // ---- image builds ------------------------------------------------------------------------------------------
 export type ImageBuild = Schemas["ImageBuildOut"];
