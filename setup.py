@@ -30,6 +30,11 @@ INSTALL_REQUIRES = [
     "cryptography>=42",
     # myapp/api/base.py encodes list pages with it (datetimes, enums and embedded JSON text in C).
     "orjson>=3.10,<4",
+    # Hyperparameter search (myapp/experiments/study.py): TPE, CMA-ES (with cmaes), random, grid, QMC, NSGA-II and
+    # the median / successive-halving / Hyperband pruners through ask/tell. Pinned below 5: the study is rebuilt
+    # from our rows through create_trial/add_trial and the samplers' random states, which a major release may move.
+    "optuna>=4.5,<5",
+    "cmaes>=0.11,<1",
 ]
 
 TEST_REQUIRES = [

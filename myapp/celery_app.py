@@ -67,15 +67,18 @@ _LANES: weakref.WeakSet[Celery] = weakref.WeakSet()
 
 @signals.beat_init.connect
 def _start_watches(sender: Any = None, **_: Any) -> None:
-    """In the beat process (exactly one per platform): Kubernetes watch events (tasks.watch_clusters),
-    in a daemon thread that ends with the process."""
+    """In the beat process (exactly one per platform): Kubernetes watch events (tasks.watch_clusters) and
+    local jobs' markers (tasks.watch_local_jobs), each in a daemon thread that ends with the process."""
     celery = getattr(sender, "app", None)
     app = _WATCHING.get(celery) if isinstance(celery, Celery) else None
     if app is None:
         return
-    from .tasks import watch_clusters
+    from .tasks import watch_clusters, watch_local_jobs
 
     threading.Thread(target=watch_clusters, args=(app, celery, threading.Event()), name="kubernetes watches",
+                     daemon=True).start()
+    # Local jobs' starts and ends as events too (their supervisors' markers), not at the next tick.
+    threading.Thread(target=watch_local_jobs, args=(app, celery, threading.Event()), name="local job events",
                      daemon=True).start()
 
 

@@ -14,6 +14,7 @@ from flask.cli import FlaskGroup, with_appcontext
 
 from .app import create_app
 from .errors import DomainError
+from .experiments.cli import experiment_group
 from .pipelines.cli import login_command, model_group, pipeline_group, run_group, service_group
 from .rendering.cli import render_command
 from .scheduler.cli import simulate_command
@@ -26,6 +27,7 @@ def main() -> None:
 
 main.add_command(render_command)
 main.add_command(pipeline_group)
+main.add_command(experiment_group)
 # Against a remote platform after `myapp login URL` (myapp/client.py), in-process otherwise.
 for _command in (login_command, model_group, service_group):
     main.add_command(_command)

@@ -17,8 +17,9 @@ from typing import Any
 import sqlalchemy as sa
 from celery import shared_task
 
+from .experiments import requests as experiment_requests
 from .extensions import db
-from .models import PipelineRun, WorkerHeartbeat, utcnow
+from .models import Experiment, ExperimentState, PipelineRun, WorkerHeartbeat, utcnow
 from .models.list_count import fold as fold_list_counts
 from .shared import reconcile_requests
 
@@ -70,6 +71,8 @@ def reconcile_run(self, run_id: int) -> str | None:
         if run is None or run.is_finished or run.next_reconcile_at is None or _aware(run.next_reconcile_at) > utcnow():
             break
     db.session.commit()
+    if run is not None and run.is_finished and run.experiment_id is not None:  # a trial ended: its experiment
+        experiment_requests.trial_ended(self.app, run.experiment_id)
     if run is not None and run.is_finished:
         reconcile_requests.request_waiting(self.app, run.pipeline_id)
     elif run is not None and run.next_reconcile_at is not None and _aware(run.next_reconcile_at) <= utcnow():
@@ -105,7 +108,32 @@ def tick(self) -> int:
     with db.engine.begin() as connection:
         fold_list_counts(connection)  # the lists' kept counts: one row per key again (models/list_count.py)
     _discover_nodes(self.app)
+    experiment_requests.request_due(self.app)
     return len(reconcile_requests.request_due(self.app))
+
+
+@shared_task(name="myapp.cancel_experiment", bind=True, ignore_result=True)
+def cancel_experiment(self, experiment_id: int, reason: str = "cancelled by user") -> None:
+    """End the experiment and cancel every running trial's run at once (those cancels on the actions queue)."""
+    from .experiments import driver
+
+    runs = driver.cancel(experiment_id, reason)
+    db.session.commit()
+    experiment_requests.hooks(self.app).cancel_runs(runs, f"experiment {experiment_id} cancelled")
+
+
+@shared_task(name="myapp.look_experiment", bind=True, ignore_result=True)
+def look_experiment(self, experiment_id: int, requested: bool = True) -> str | None:
+    """One look at an experiment (myapp/experiments/driver.py). A requested look (beat's, or the one before)
+    clears the request, and a pruned experiment's asks for the next: one such chain per experiment; a trial's
+    end looks at once without touching it."""
+    from .experiments import driver
+
+    outcome = driver.look(experiment_id, experiment_requests.hooks(self.app), requested)
+    experiment = db.session.get(Experiment, experiment_id)
+    if requested and experiment is not None and experiment.early_stopping and outcome.state == ExperimentState.RUNNING:
+        experiment_requests.request(self.app, [experiment_id], countdown=driver.POLL_SECONDS)
+    return outcome.state.value if outcome.state else None
 
 
 def _discover_nodes(app: Any) -> None:
@@ -164,6 +192,32 @@ def watch_clusters(app: Any, celery: Any, stop: threading.Event, rescan: float =
     finally:
         for backend in watched.values():
             backend.close()
+
+
+def watch_local_jobs(app: Any, celery: Any, stop: threading.Event, safety: float = 1.0) -> None:
+    """The beat process's loop for local jobs: a job that starts running or ends drops a marker
+    (backends/local/events.py) that wakes this loop at once (inotify), and its run is requested then, not at
+    beat's next tick; every `safety` seconds it looks anyway. Runs whose request failed are kept."""
+    from .backends.local.events import FOLDER, Watcher
+    from .backends.registry import changed_runs, local_workdir
+
+    with app.app_context():
+        watcher = Watcher(local_workdir() / FOLDER)
+    pending: set[int] = set()
+    try:
+        while not stop.is_set():
+            try:
+                with app.app_context():
+                    pending |= changed_runs()
+                    if pending:
+                        reconcile_requests.request(celery, pending, reconcile_requests.BACKGROUND_QUEUE)
+                pending.clear()
+            except Exception:  # the database away: kept for the next round
+                log.exception("local jobs: %d runs not requested yet", len(pending))
+                stop.wait(1.0)
+            watcher.wait(safety)
+    finally:
+        watcher.close()
 
 
 def _say_watched(app: Any, watched: dict[int, Any]) -> None:

@@ -71,9 +71,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "extensions": {"shared"},  # db, appbuilder, cache, csrf; the generations every process checks
     "app": {"api", "auth", "celery_app", "config", "extensions", "inputs", "projects", "web"},
     "celery_app": {"config", "extensions", "shared", "tasks"},
-    "tasks": {"admission", "backends", "extensions", "images", "models", "notebooks", "outputs", "pipelines",
-              "serving", "shared"},
-    "cli": {"api", "app", "backends", "errors", "models", "pipelines", "rendering", "scheduler", "setup_data"},
+    "tasks": {"admission", "backends", "experiments", "extensions", "images", "models", "notebooks", "outputs",
+              "pipelines", "serving", "shared"},
+    "cli": {"api", "app", "backends", "errors", "experiments", "models", "pipelines", "rendering", "scheduler",
+            "setup_data"},
     "setup_data": {"admission", "auth", "backends", "extensions", "fs", "images", "models", "pipelines"},
     "worker": {"app"},
     "wsgi": {"app"},
@@ -94,8 +95,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "notebooks": {"auth", "backends", "errors", "extensions", "models", "outputs", "pipelines", "rendering"},
     "images": {"auth", "backends", "errors", "extensions", "fs", "models", "notebooks", "pipelines", "rendering"},
     "serving": {"backends", "errors", "extensions", "fs", "models", "outputs", "rendering"},
-    "api": {"admission", "app", "auth", "errors", "extensions", "images", "inputs", "models", "notebooks", "outputs",
-            "pipelines", "projects", "rendering", "scheduler", "serving", "shared"},
+    # hyperparameter search: the study (Optuna), the driver, its requests and YAML; the CLI's in-process mode
+    # drives trials' runs with the run controller on the backends, as `myapp pipeline run --wait` does
+    "experiments": {"backends", "client", "errors", "extensions", "inputs", "models", "outputs", "pipelines",
+                    "shared"},
+    "api": {"admission", "app", "auth", "errors", "experiments", "extensions", "images", "inputs", "models",
+            "notebooks", "outputs", "pipelines", "projects", "rendering", "scheduler", "serving", "shared"},
     "web": {"api", "auth", "errors", "extensions", "models", "notebooks"},
 }
 

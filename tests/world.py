@@ -38,7 +38,8 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
     project = created(owner.post("/api/v1/project/", json={"name": unique("proj")}))
     pid = project["id"]
     world = ProjectWorld(project, {"project": pid})
-    pipeline = created(owner.post("/api/v1/pipeline/", json={"project_id": pid, "name": "train"}))
+    pipeline = created(owner.post("/api/v1/pipeline/", json={"project_id": pid, "name": "train",
+                                                             "parameters": {"lr": 0.1}}))
     world.ids["pipeline"] = pipeline["id"]
     tasks = [created(owner.post("/api/v1/task/", json={
         "pipeline_id": pipeline["id"], "name": name, "template_id": catalog["job_template"]}))
@@ -61,6 +62,8 @@ def build_project(owner: ApiClient, catalog: dict[str, int], app) -> ProjectWorl
         "project_id": pid, "name": "digits", "model_version_id": world.ids["model_version"]}))["id"]
     world.ids["image_build"] = created(owner.post("/api/v1/image_build/", json={
         "project_id": pid, "repository": f"registry.local/{pid}/env", "tag": "v1", "packages": ["numpy==2.1"]}))["id"]
+    world.ids["experiment"] = created(owner.post("/api/v1/experiment/", json=experiment_body(pipeline["id"])))["id"]
+    world.ids["trial"] = insert_trial(app, pid, world.ids["experiment"])
     members = owner.get(f"/api/v1/project/{pid}/members").get_json()["items"]
     world.ids["member"] = members[0]["id"]
     return world
@@ -74,6 +77,26 @@ def insert_task_run(app, project_id: int, run_id: int, task_id: int) -> int:
     with app.app_context():
         row = TaskRun(project_id=project_id, pipeline_run_id=run_id, task_id=task_id, attempt=1,
                       manifests=[{"kind": "Job"}])
+        db.session.add(row)
+        db.session.commit()
+        return row.id
+
+
+def experiment_body(pipeline_id: int) -> dict:
+    """An experiment over the world's pipeline, not started (no worker looks at it in these tests)."""
+    return {"pipeline_id": pipeline_id, "name": unique("exp"), "start": False,
+            "search_space": [{"name": "lr", "type": "float", "low": 0.001, "high": 1.0, "log": True}],
+            "objectives": [{"metric": "loss"}]}
+
+
+def insert_trial(app, project_id: int, experiment_id: int) -> int:
+    """Trials are written by the experiment driver, not the API: insert one directly."""
+    from myapp.extensions import db
+    from myapp.models import Trial
+
+    with app.app_context():
+        row = Trial(project_id=project_id, experiment_id=experiment_id, number=0, parameters={"lr": 0.01},
+                    intermediate=[], system_attrs={})
         db.session.add(row)
         db.session.commit()
         return row.id

@@ -6,6 +6,7 @@ from flask_appbuilder.security.schemas import login_post
 
 from .admin import ClusterApi, LimitApi, QuotaApi, ResourceGroupApi, ResourceGroupStatusApi
 from .catalog import ImageApi, JobTemplateApi
+from .experiments import ExperimentApi, TrialApi
 from .images import ImageBuildApi
 from .me import MeApi
 from .notebooks import NotebookApi
@@ -21,7 +22,7 @@ from .users import UserAccountApi
 APIS = (
     MeApi, ProjectApi, UserAccountApi, ClusterApi, ResourceGroupApi, ResourceGroupStatusApi, QuotaApi, LimitApi,
     ImageApi, JobTemplateApi,
-    PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi,
+    PipelineApi, TaskApi, EdgeApi, PipelineRunApi, TaskRunApi, ExperimentApi, TrialApi,
     NotebookApi, ModelVersionApi, InferenceServiceApi, ServingProxyApi, ImageBuildApi, SchedulerApi,
 )
 

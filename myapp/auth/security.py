@@ -24,7 +24,7 @@ USER_ROLE = "User"
 # APIs whose objects belong to projects: every signed-in user may call them; the
 # project scope then decides per object. Catalog APIs are readable by every user.
 PROJECT_RESOURCES = (
-    "Project", "Pipeline", "Task", "Edge", "PipelineRun", "TaskRun", "Notebook",
+    "Project", "Pipeline", "Task", "Edge", "PipelineRun", "TaskRun", "Experiment", "Trial", "Notebook",
     "ModelVersion", "InferenceService", "ImageBuild", "Me",
 )
 CATALOG_RESOURCES = ("JobTemplate", "Image", "ResourceGroup")

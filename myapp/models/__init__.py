@@ -12,6 +12,7 @@ from .cluster import (  # noqa: F401
     ResourceGroup,
     ServingEngine,
 )
+from .experiment import Experiment, ExperimentState, Trial, TrialState  # noqa: F401
 from .limits import PlatformSetting  # noqa: F401
 from .list_count import ListCount  # noqa: F401
 from .login import KnownAddress, LoginLimit, LoginSession, TokenCutoff  # noqa: F401

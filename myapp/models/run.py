@@ -92,6 +92,11 @@ class PipelineRun(IdMixin, _Stateful, Model):
     rerun_of_id: Mapped[int | None] = mapped_column(sa.ForeignKey("pipeline_run.id", ondelete="SET NULL"))
     # A debug run of one task alone, its upstream tasks ignored.
     only_task_id: Mapped[int | None] = mapped_column(sa.ForeignKey("task.id", ondelete="CASCADE"))
+    # A trial of an experiment (myapp/experiments): which one, and its number there. No foreign key (the
+    # column was added in place, without rebuilding the table); ids are never reused, and deleting an
+    # experiment clears these.
+    experiment_id: Mapped[int | None] = mapped_column(sa.Integer, index=True)
+    trial_number: Mapped[int | None] = mapped_column(sa.Integer)
     # Written first by every reconcile pass: the row lock that serializes controllers on one run.
     reconciled_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # A reconcile is queued for the run (set only where it was NULL, cleared when one starts): at

@@ -354,6 +354,11 @@ def _api_for_jobs():
             os.environ["MYAPP_API_URL"] = previous
 
 
+# For the other commands that work in-process the same way (myapp/experiments/cli.py).
+in_process = _in_process
+api_for_jobs = _api_for_jobs
+
+
 def follow(run_id: int, poll: float) -> str:
     """Reconcile in-process and print every attempt's aggregated log lines as they come."""
     with _api_for_jobs():

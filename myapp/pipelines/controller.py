@@ -52,6 +52,7 @@ from .manifests import render_task
 from .run_token_secrets import RunTokenSecrets
 from .scheduling import admission, disabled_cluster, project_full, run_task_ids
 from .timers import IDLE_RECHECK, Timers, aware, failures
+from .trials import without_serving
 
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
 BackendFor = Callable[[Task], Backend]
@@ -296,6 +297,8 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         tasks = {t.id: t for t in db.session.scalars(sa.select(Task).where(Task.pipeline_id == run.pipeline_id))}
         edges = [tuple(e) for e in db.session.execute(
             sa.select(Edge.upstream_task_id, Edge.downstream_task_id).where(Edge.pipeline_id == run.pipeline_id))]
+        if run.experiment_id is not None:  # a trial never deploys or replaces a service
+            return without_serving(tasks, edges)
         return tasks, edges
 
     def _advance_attempts(self, run: PipelineRun, tasks: dict[int, Task], attempts: dict[int, TaskRun]) -> bool:

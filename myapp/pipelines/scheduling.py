@@ -239,9 +239,11 @@ def admission(run: PipelineRun, pipeline: Pipeline) -> tuple[str, list[int]]:
     """May this queued run start? ("start" | "wait" | "skip", ids of runs to cancel first).
 
     Runs start in id order: a queued run waits behind older queued runs of its pipeline.
-    Debug runs of one task are a developer trying something: they never wait.
+    Debug runs of one task are a developer trying something: they never wait. A trial of an experiment
+    waits for its experiment's parallel_trials (myapp/experiments), not the pipeline's max_active_runs;
+    the project's limits and admission to resource groups apply to it like to any run.
     """
-    if run.trigger == RunTrigger.DEBUG:
+    if run.trigger == RunTrigger.DEBUG or run.experiment_id is not None:
         return "start", []
     running = db.session.scalars(sa.select(PipelineRun.id).where(
         PipelineRun.pipeline_id == pipeline.id, PipelineRun.state == RunState.RUNNING,

@@ -15,7 +15,7 @@ from typing import Any
 
 from tests.api.walk_world import Walk
 from tests.support import ApiClient, unique
-from tests.world import add_member, created, data_file, insert_finished_run
+from tests.world import add_member, created, data_file, experiment_body, insert_finished_run
 
 # Operations anyone may call: logging in needs no token.
 PUBLIC = {("post", "/api/v1/security/login"), ("post", "/api/v1/security/refresh")}
@@ -66,7 +66,8 @@ NO_ROW_CHANGE = {"put /api/v1/edge/{pk}",
                  "post /api/v1/pipeline/{pk}/webhook_secret",  # reads the secret: a POST for developers only
                  # the walk's users have no sign-in limits (tests/auth/test_login_limits.py clears some)
                  "delete /api/v1/user/{pk}/login_limits",
-                 "post /api/v1/scheduler/simulate"}  # a replay: answers figures, stores nothing
+                 "post /api/v1/scheduler/simulate",  # a replay: answers figures, stores nothing
+                 "post /api/v1/experiment/{pk}/start"}  # starting a running experiment changes nothing
 # Body fields that reference another object, and what they reference.
 PROJECT_REFS = {"project_id": "project", "pipeline_id": "pipeline", "task_run_id": "task_run",
                 "model_version_id": "model_version", "version_id": "model_version",
@@ -183,6 +184,12 @@ def import_yaml(project: str, pipeline: str, template: str) -> str:
     return f"name: {pipeline}\nproject: {project}\ntasks:\n- name: t\n  template: {template}\n"
 
 
+def experiment_yaml(project: str) -> str:
+    """A new experiment over the world's pipeline "train" (its parameter lr), not started."""
+    return (f"name: {unique('exp')}\nproject: {project}\npipeline: train\nobjectives: [{{metric: loss}}]\n"
+            "search_space: [{name: lr, type: float, low: 0.001, high: 1.0}]\n")
+
+
 def edge_body(w: Walk) -> dict:
     task = created(w.owner.post("/api/v1/task/", json={
         "pipeline_id": w.a["pipeline"], "name": unique("t"), "template_id": w.cat["job_template"]}))
@@ -265,6 +272,8 @@ BODIES: dict[str, Callable[[Walk], dict]] = {
     "post /api/v1/edge/": edge_body,
     "put /api/v1/edge/{pk}": lambda w: {},
     "post /api/v1/pipeline_run/": lambda w: {"pipeline_id": w.a["pipeline"]},
+    "post /api/v1/experiment/": lambda w: experiment_body(w.a["pipeline"]),
+    "post /api/v1/experiment/import": lambda w: {"yaml": experiment_yaml(w.names["a"])},
     "post /api/v1/task_run/{pk}/reported_metrics": lambda w: {"step": w.n(), "values": {"loss": 0.5}},
     "post /api/v1/notebook/": lambda w: {"project_id": w.a["project"], "name": unique("nb"),
                                          "image": catalog_image(w), "resource_group_id": w.cat["resource_group"]},

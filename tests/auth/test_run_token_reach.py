@@ -9,7 +9,7 @@ import io
 import pytest
 
 from tests.auth.support import as_token
-from tests.world import build_catalog, build_project, data_file
+from tests.world import build_catalog, build_project, data_file, experiment_body
 
 pytestmark = pytest.mark.backends
 
@@ -24,6 +24,10 @@ def b_creates(b: dict[str, int], names: dict[str, str]) -> dict[str, dict]:
         "/api/v1/edge/": {"pipeline_id": b["pipeline"], "upstream_task_id": b["task"],
                           "downstream_task_id": b["task2"]},
         "/api/v1/pipeline_run/": {"pipeline_id": b["pipeline"]},
+        "/api/v1/experiment/": experiment_body(b["pipeline"]),
+        "/api/v1/experiment/import": {"yaml": f"name: x\nproject: {names['b']}\npipeline: train\n"
+                                               "objectives: [{metric: loss}]\nsearch_space: [{name: lr, type: float, "
+                                               "low: 0.1, high: 1.0}]\n"},
         "/api/v1/model_version/": {"project_id": b["project"], "name": "x", "uri": "file:///m.pt"},
         "/api/v1/model_version/upload": {"project_id": str(b["project"]), "name": "x", "framework": "sklearn"},
         "/api/v1/notebook/": {"project_id": b["project"], "name": "x", "image": "jupyter/base:1"},

@@ -1,0 +1,49 @@
+"""What a trial's tasks reported: the objective metrics, read from its run's attempts.
+
+While an attempt runs its metrics are read live (its ``metrics.jsonl`` in the outputs folder, or the
+S3-compatible store, and those it posted to the API: ``outputs.store.current``); once it has ended,
+from what the controller kept with the task run. The same reads as the run view's."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from ..extensions import db
+from ..models import Project, TaskRun
+from ..outputs import store as outputs_store
+
+
+@dataclass(frozen=True)
+class Progress:
+    series: list[list[float]]  # [[step, value]] of the first objective's metric, by step
+    finals: dict[str, float]  # each objective metric's last reported value
+
+
+def latest_attempts(run_id: int) -> list[TaskRun]:
+    rows = db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)
+                              .order_by(TaskRun.task_id, TaskRun.attempt)).all()
+    return list({row.task_id: row for row in rows}.values())
+
+
+def metrics_of(attempt: TaskRun, namespace: str) -> list[dict[str, Any]]:
+    if attempt.reported_metrics is not None and attempt.is_finished:
+        return attempt.reported_metrics
+    return outputs_store.current(attempt, namespace)[1]
+
+
+def read(run_id: int, project_id: int, metrics: Sequence[str]) -> Progress:
+    namespace = db.session.get(Project, project_id).namespace
+    by_step: dict[int, float] = {}
+    finals: dict[str, float] = {}
+    for attempt in latest_attempts(run_id):
+        for record in metrics_of(attempt, namespace):
+            name = record["name"]
+            if name not in metrics:
+                continue
+            finals[name] = record["value"]
+            if name == metrics[0]:
+                by_step[int(record["step"])] = record["value"]
+    return Progress([[step, by_step[step]] for step in sorted(by_step)], finals)
