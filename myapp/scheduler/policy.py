@@ -16,7 +16,7 @@ from .las import tiresias_las
 from .model import Decision, History, Job, Node, Reason, Running, Waiting
 from .placement import Plan
 from .quota import Ledger
-from .reorder import Candidates, demoted, make_room
+from .reorder import DEMOTED_FROM, Stoppable, demoted, make_room
 from .steps import (
     _STARTED,
     _SUBMITTED,
@@ -304,7 +304,7 @@ def _backfill(ctx: Context, order: Callable[[], Iterable[Run]], defrag: bool = F
     # After the head (quick only): classes none of whose jobs can start any more. Room only shrinks then,
     # and a class's jobs are all in time or all not, so one GPU-bound failure (a plain job's) is theirs.
     dead: set[tuple[str, int]] = set()
-    candidates: dict[str, Candidates] = {}  # who may be stopped for order (reorder.py), worked out when needed
+    stoppable = Stoppable(ctx)  # who may be stopped for order (reorder.py), worked out when needed
     evict_single = evict_multi = math.inf  # sizes for which stopping runs of lower queues made no room
     left: list[tuple[Waiting, str]] = []
     for w in _alive(order(), dead):
@@ -355,7 +355,7 @@ def _backfill(ctx: Context, order: Callable[[], Iterable[Run]], defrag: bool = F
                 continue  # started on what was freed for it: the next job that does not fit is the head
             if defrag and not (plain and (job.gpus >= evict_single if single else
                                           (evict_single <= plan.smallest or job.gpus >= evict_multi))):
-                if (placement := make_room(ctx, w, candidates)) is not None:
+                if (placement := make_room(ctx, w, stoppable)) is not None:
                     _take(ctx, w, placement)
                     failed_any = failed_restricted = math.inf  # what it freed beside itself may fit others
                     continue
@@ -404,12 +404,11 @@ def _sieve(ctx: Context) -> Decision:
         classes: list[tuple[float, Sequence[Waiting]]] = []
         by_class = _classes(ctx.waiting)
         lower = demoted(ctx.waiting)
-        apart = {w.job.id for w in lower}
-        mixed = {(w.job.group, w.job.gpus) for w in lower}
+        mixed = {(w.job.group, w.job.gpus) for w in lower} if lower else ()
         for group, gpus in sorted(by_class):
             jobs = by_class[group, gpus]
-            if (group, gpus) in mixed:
-                jobs = [w for w in jobs if w.job.id not in apart]
+            if (group, gpus) in mixed:  # less those in the lower queues
+                jobs = [w for w in jobs if w.attained < DEMOTED_FROM or not w.job.checkpoints]
                 if not jobs:
                     continue
             guess = _estimate(ctx.history, jobs[0].job)

@@ -22,6 +22,7 @@ from .model import Job, Running, Waiting, WaitingQueue
 from .steps import Context
 
 Candidates = dict[str, list[tuple[int, Running]]]  # node -> (queue, running job), the first to stop first
+DEMOTED_FROM = LAS_THRESHOLDS[0]  # GPU-seconds of kept service: from here a job waits in the lower queues
 _ATTAINED = attrgetter("attained")
 _SERVED = attrgetter("attained", "job.submitted", "job.id")
 
@@ -36,9 +37,8 @@ def demoted(waiting: Collection[Waiting]) -> list[Waiting]:
     the lower queues: the least service first (then submission), which also keeps the queues in order."""
     if isinstance(waiting, WaitingQueue):
         resumed = waiting.resumed()  # in that order already
-        return [w for w in resumed[bisect.bisect_left(resumed, LAS_THRESHOLDS[0], key=_ATTAINED):]
-                if w.job.checkpoints]
-    return sorted((w for w in waiting if w.job.checkpoints and w.attained >= LAS_THRESHOLDS[0]), key=_SERVED)
+        return [w for w in resumed[bisect.bisect_left(resumed, DEMOTED_FROM, key=_ATTAINED):] if w.job.checkpoints]
+    return sorted((w for w in waiting if w.job.checkpoints and w.attained >= DEMOTED_FROM), key=_SERVED)
 
 
 def _candidates(ctx: Context) -> Candidates:
@@ -58,17 +58,30 @@ def _candidates(ctx: Context) -> Candidates:
     return {name: [(e[0], e[3]) for e in sorted(runs, reverse=True)] for name, runs in entries.items()}
 
 
-def make_room(ctx: Context, w: Waiting, cache: dict[str, Candidates]) -> dict[str, int] | None:
+class Stoppable:
+    """The running jobs one decision may stop for order, worked out when first asked for."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._on: Candidates | None = None
+        self.lowest = 0  # the lowest queue of any of them (0: none)
+
+    def on(self) -> Candidates:
+        if self._on is None:
+            self._on = _candidates(self._ctx)
+            self.lowest = max((runs[0][0] for runs in self._on.values()), default=0)  # each list starts lowest
+        return self._on
+
+
+def make_room(ctx: Context, w: Waiting, stoppable: Stoppable) -> dict[str, int] | None:
     """A placement for `w` after stopping running jobs of lower queues where that stops the fewest GPUs;
-    None, with nothing stopped, if that makes no room. `cache` keeps the candidates for the decision."""
-    if "on" not in cache:
-        cache["on"] = _candidates(ctx)
-    on = cache["on"]
-    if not on:
-        return None
+    None, with nothing stopped, if that makes no room."""
+    on = stoppable.on()
     job = w.job
-    plan, ledger = ctx.plan, ctx.ledger
     queue = level(kept(w.attained, job))
+    if queue >= stoppable.lowest:
+        return None  # no running job it may stop is in a lower queue than it
+    plan, ledger = ctx.plan, ctx.ledger
     gone = set(ctx.decision.preempt)
     single = plan.single_node(job)
     options: list[tuple[int, int, list[Running]]] = []  # (GPUs stopped, node index, runs)
