@@ -82,9 +82,9 @@ def init() -> None:
                f"{machine.cpu_millicores / 1000:g} CPUs, {machine.memory_bytes / 2**30:.1f} GiB, {machine.gpus} GPUs")
     demo = setup_data.ensure_demo_project(username)
     setup_data.retire_shared_token(demo)
-    setup_data.ensure_demo_pipeline(demo)
+    setup_data.ensure_demo_experiment(setup_data.ensure_demo_pipeline(demo))
     defaults = setup_data.ensure_default_environments()
-    click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits; "
+    click.echo(f"catalog: {count} job templates; example project: demo, pipeline: digits, experiment: digits-search; "
                f"notebook environments: {', '.join(defaults)}")
     if password:
         click.secho(f"Created admin user {username!r} with password: {password}", fg="yellow", bold=True)

@@ -20,6 +20,7 @@ from .models import (
     LOCAL_DEFAULT_GROUP,
     Cluster,
     ClusterKind,
+    Experiment,
     JobTemplate,
     Pipeline,
     Project,
@@ -139,11 +140,13 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
     spec = {
         "name": "digits", "project": project.name,
         "description": "Train a digits classifier with PyTorch DDP, register it, serve it.",
-        # Run with another learning rate: `myapp pipeline run digits --param lr=0.01`, or Run in the editor.
-        "parameters": {"lr": 0.05},
+        # Run with another learning rate: `myapp pipeline run digits --param lr=0.01`, or Run in the editor;
+        # the experiment digits-search (ensure_demo_experiment) searches both.
+        "parameters": {"lr": 0.05, "hidden": 128},
         "tasks": [
             {"name": "train", "template": "pytorch-ddp",
-             "args": {"workers": 1, "epochs": 12, "lr": "{{ params.lr }}", "output_path": str(model)},
+             "args": {"workers": 1, "epochs": 12, "lr": "{{ params.lr }}", "hidden": "{{ params.hidden }}",
+                      "output_path": str(model)},
              "timeout": 1800},
             {"name": "register", "template": "model-register", "depends_on": ["train"],
              "args": {"model_name": "digits", "model_path": str(model), "framework": "pytorch",
@@ -157,6 +160,27 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
     pipeline = apply(parse(yaml.safe_dump(spec)), project, None)
     db.session.commit()
     return pipeline
+
+
+def ensure_demo_experiment(pipeline: Pipeline) -> Experiment:
+    """The example search: the demo pipeline's lr and hidden units, 12 trials, 2 at once, median pruning on
+    the trainer's per-epoch test accuracy. Stored, not started: `myapp experiment run digits-search --wait`."""
+    from .experiments import spec as experiment_spec
+
+    project = db.session.get(Project, pipeline.project_id)
+    found = db.session.scalar(sa.select(Experiment).filter_by(project_id=project.id, name="digits-search"))
+    if found is not None:
+        return found
+    experiment = experiment_spec.apply(experiment_spec.parse(yaml.safe_dump({
+        "name": "digits-search", "project": project.name, "pipeline": pipeline.name,
+        "description": "Search the digits trainer's learning rate and hidden units for the best test accuracy.",
+        "objectives": [{"metric": "accuracy", "direction": "maximize"}], "algorithm": "tpe", "seed": 1,
+        "search_space": [{"name": "lr", "type": "float", "low": 0.005, "high": 0.5, "log": True},
+                         {"name": "hidden", "type": "int", "low": 16, "high": 256, "step": 16}],
+        "max_trials": 12, "parallel_trials": 2, "max_failed_trials": 2,
+        "early_stopping": {"kind": "median", "startup_trials": 2, "warmup_steps": 3}})), pipeline, None)
+    db.session.commit()
+    return experiment
 
 
 def ensure_default_environments() -> list[str]:

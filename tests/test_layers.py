@@ -75,7 +75,8 @@ MAY_IMPORT: dict[str, set[str]] = {
               "pipelines", "serving", "shared"},
     "cli": {"api", "app", "backends", "errors", "experiments", "models", "pipelines", "rendering", "scheduler",
             "setup_data"},
-    "setup_data": {"admission", "auth", "backends", "extensions", "fs", "images", "models", "pipelines"},
+    "setup_data": {"admission", "auth", "backends", "experiments", "extensions", "fs", "images", "models",
+                   "pipelines"},
     "worker": {"app"},
     "wsgi": {"app"},
     # the packages
