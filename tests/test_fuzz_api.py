@@ -33,6 +33,7 @@ from tests.world import (
     build_project,
     created,
     data_file,
+    experiment_body,
     insert_finished_run,
     insert_task_run,
 )
@@ -230,6 +231,7 @@ def build_world(app, make_user) -> FuzzWorld:
         "project": lambda: created(user.post("/api/v1/project/", json={"name": unique("p")}))["id"],
         "pipeline": pipeline, "task": task, "edge": edge, "model_version": model_version,
         "pipeline_run": lambda: insert_finished_run(app, pid, ids["pipeline"]),
+        "experiment": lambda: created(user.post("/api/v1/experiment/", json=experiment_body(ids["pipeline"])))["id"],
         "notebook": lambda: created(user.post("/api/v1/notebook/", json={
             "project_id": pid, "name": unique("nb"), "image": catalog_image()}))["id"],
         "inference_service": lambda: created(user.post("/api/v1/inference_service/", json={

@@ -137,15 +137,15 @@ def grid_values(spec: dict[str, Any], where: str) -> list[Any]:
     if spec["type"] == "categorical":
         return list(spec["choices"])
     low, high = spec["low"], spec["high"]
-    if spec["type"] == "int":
-        step = int(spec.get("step") or 1)
-        return list(range(int(low), int(high) + 1, step))
-    if "step" not in spec:
+    if spec["type"] == "float" and "step" not in spec:
         raise FieldError(f"{where}.step", "grid search needs a step for a float parameter (or choices)")
-    count = math.floor((high - low) / spec["step"] + 1e-9) + 1
+    step = spec.get("step") or 1
+    count = math.floor((high - low) / step + 1e-9) + 1  # counted before any point is made
     if count > MAX_GRID:
         raise FieldError(f"{where}.step", f"gives {count} points; at most {MAX_GRID}")
-    return [round(low + i * spec["step"], 12) for i in range(count)]
+    if spec["type"] == "int":
+        return list(range(int(low), int(high) + 1, int(step)))
+    return [round(low + i * step, 12) for i in range(count)]
 
 
 def _num(value: float) -> str:

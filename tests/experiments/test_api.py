@@ -32,6 +32,8 @@ BAD_INPUT = [
     ({"parallel_trials": 0}, "parallel_trials", ""),
     ({"algorithm": "bayes"}, "algorithm", "one of"),
     ({"algorithm": "grid"}, "search_space[0].step", "grid search needs a step"),
+    ({"algorithm": "grid", "search_space": [{"name": "epochs", "type": "int", "low": 1, "high": 10**9}]},
+     "search_space[0].step", "at most 10000"),  # counted, never enumerated
     ({"algorithm": "cmaes", "objectives": [{"metric": "a"}, {"metric": "b"}]}, "algorithm", "one objective"),
     ({"early_stopping": {"kind": "median"}, "objectives": [{"metric": "a"}, {"metric": "b"}]}, "early_stopping",
      "single objective"),
