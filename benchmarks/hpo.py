@@ -221,7 +221,7 @@ def quality(platform: Platform, trials: int, seeds: int) -> None:
             f" = {tpe / rnd:.3f} ratio")
 
 
-def overhead(platform: Platform, trials: int, seconds: float) -> None:
+def overhead(platform: Platform, trials: int, seconds: float, workers: bool) -> None:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
     command = [sys.executable, "-c", f"import time; time.sleep({seconds})"]
     started = time.perf_counter()
@@ -237,6 +237,53 @@ def overhead(platform: Platform, trials: int, seconds: float) -> None:
     ratio = ours / by_hand
     verdict("overhead", ratio <= 1.15, f"{trials} trials of {seconds:g} s, 4 at once: platform {ours:.1f} s / "
             f"by hand {by_hand:.1f} s = {ratio:.3f} ratio, target <= 1.15")
+    if workers:
+        through_workers(platform, trials, seconds, by_hand)
+
+
+def through_workers(platform: Platform, trials: int, seconds: float, by_hand: float) -> None:
+    """The same trials through the platform's processes: a Celery worker (the platform's concurrency, 2)
+    and beat (its tick, and local jobs' ends as events) on the embedded broker; from the start request to
+    the experiment's end, once the worker answers."""
+    from myapp.extensions import db
+    from myapp.models import Experiment, WorkerHeartbeat
+
+    log = open(Path(os.environ["MYAPP_HOME"]) / "processes.log", "a")  # noqa: SIM115 - the processes' lifetime
+    celery = [sys.executable, "-m", "celery", "-A", "myapp.worker:celery"]
+    processes = [subprocess.Popen([*celery, "worker", "-l", "warning", "--concurrency", "2"], stdout=log,
+                                  stderr=subprocess.STDOUT),
+                 subprocess.Popen([*celery, "beat", "-l", "warning"], stdout=log, stderr=subprocess.STDOUT)]
+    try:
+        sender = platform.app.extensions["celery"]
+        sender.send_task("myapp.heartbeat", args=["hpo-bench"])
+        deadline = time.monotonic() + 120
+        while db.session.scalar(sa.select(WorkerHeartbeat.id).filter_by(hostname="hpo-bench")) is None:
+            db.session.rollback()
+            if time.monotonic() > deadline:
+                raise SystemExit("the worker did not answer in 120 s")
+            time.sleep(0.2)
+        experiment = platform.experiment(platform.pipeline(SLEEP, {"seconds": seconds, "x": 0.0}),
+                                         search_space=[{"name": "x", "type": "float", "low": 0.0, "high": 1.0}],
+                                         algorithm="random", seed=0, max_trials=trials, parallel_trials=4)
+        started = time.perf_counter()
+        sender.send_task("myapp.look_experiment", args=[experiment])
+        while True:
+            db.session.rollback()
+            state = db.session.get(Experiment, experiment).state.value
+            if state != "running":
+                break
+            time.sleep(0.05)
+        ours = time.perf_counter() - started
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(30)
+        log.close()
+    if state != "succeeded":
+        raise SystemExit(f"experiment through the workers {state}: {platform.reason(experiment)}")
+    ratio = ours / by_hand
+    verdict("overhead-workers", ratio <= 1.15, f"the same through a worker and beat: {ours:.1f} s / by hand "
+            f"{by_hand:.1f} s = {ratio:.3f} ratio, target <= 1.15")
 
 
 def pruning(platform: Platform, trials: int, steps: int, pause: float) -> None:
@@ -264,6 +311,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small versions of each phase")
     parser.add_argument("--phases", default="parity,quality,overhead,pruning")
+    parser.add_argument("--workers", action="store_true",
+                        help="overhead also through a Celery worker and beat (the platform's processes)")
     args = parser.parse_args()
     sizes = QUICK if args.quick else FULL
     platform = Platform()
@@ -276,7 +325,7 @@ def main() -> int:
         elif phase == "quality":
             quality(platform, sizes["quality_trials"], sizes["quality_seeds"])
         elif phase == "overhead":
-            overhead(platform, sizes["overhead_trials"], sizes["sleep"])
+            overhead(platform, sizes["overhead_trials"], sizes["sleep"], args.workers)
         elif phase == "pruning":
             pruning(platform, sizes["pruning_trials"], sizes["steps"], sizes["pause"])
         print(f"  ({time.perf_counter() - started:.1f} s)")
