@@ -13,7 +13,7 @@ from ..rendering import ArgumentError, RenderContext, RenderError, render, valid
 from ..rendering import ResourceGroup as GroupSpec
 from ..rendering.contract import run_token_secret
 from ..rendering.image_choice import with_image
-from ..rendering.kinds.service import pipeline_refusal
+from ..rendering.kinds import pipeline_refusal
 from ..rendering.quantity import resolve_resources
 from ..rendering.volcano_queue import VOLCANO_DEFAULT_QUEUE, Amount, QuotaShare, VolcanoQueue, queue_spec
 from .images import visible_image

@@ -21,7 +21,7 @@ from ..inputs.fields import DnsLabel, Int, ResourcesSchema, StrictSchema, cron_e
 from ..models import ConcurrencyPolicy, JobTemplate, Pipeline, ResourceGroup, Task, TriggerRule
 from ..models.pipeline import WEBHOOK_EVENTS
 from ..rendering import ArgumentError
-from ..rendering.kinds.service import pipeline_refusal
+from ..rendering.kinds import pipeline_refusal
 from .images import check_task_image
 from .manifests import check_task_inputs
 from .notify import check_url, give_secret

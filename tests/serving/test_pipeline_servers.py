@@ -61,3 +61,12 @@ def test_the_catalog_says_which_templates_a_task_may_use(catalog, user):
     steps = {t["name"]: t["pipeline_step"] for t in user.get("/api/v1/job_template/?page_size=100").get_json()["items"]}
     assert steps["notebook"] is False and steps["deploy-service"] is False
     assert steps["python"] is True and steps["serve-model"] is True and steps["pytorch-ddp"] is True
+
+
+def test_a_task_of_a_template_that_never_finishes_is_refused(app, catalog, user, pipeline):
+    resp = user.put(f"/api/v1/pipeline/{pipeline['id']}/graph", json={"tasks": [
+        {"key": "a", "name": "lab", "template_id": template_id(app, "notebook"), "args": {"name": "lab"}}],
+        "edges": []})
+    assert resp.status_code == 400, resp.get_json()
+    assert "does not run to completion" in errors_of(resp)["tasks[0].template_id"]
+    assert user.get(f"/api/v1/pipeline/{pipeline['id']}/graph").get_json()["tasks"] == []
