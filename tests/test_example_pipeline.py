@@ -52,7 +52,9 @@ def test_demo_pipeline_trains_registers_and_serves(tmp_path, platform_env):
 
         train = next(t for t in by_task.values() if t["manifests"][0]["kind"] == "PyTorchJob")
         logs = api.get(f"{base}/api/v1/task_run/{train['id']}/logs", params={"search": "accuracy"}).json()
-        assert logs["replicas"] == ["master-0"] and logs["items"][0]["line"].startswith("test accuracy")
+        # every replica the job declares is listed (the silent worker too); the lines are the master's
+        assert logs["replicas"] == ["master-0", "worker-0"] and logs["items"][0]["line"].startswith("test accuracy")
+        assert {item["replica"] for item in logs["items"]} == {"master-0"}
         all_logs = api.get(f"{base}/api/v1/task_run/{train['id']}/logs").json()
         assert "master-0" in all_logs["replicas"] and len(all_logs["items"]) > len(logs["items"])  # archived
         assert api.get(f"{base}/api/v1/task_run/{train['id']}/logs", params={"limit": 0}).status_code == 400

@@ -56,6 +56,7 @@ TARGETS = {
     "get /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
     "put /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
     "delete /api/v1/image_build/project/{pk}/registry_credentials": "registry_credentials",
+    "get /api/v1/notebook/project/{pk}/images": "project",  # pk: the project whose notebook images are listed
 }
 # Project settings written by owners only, besides the project's own writes.
 OWNER_WRITES = {"put /api/v1/image_build/project/{pk}/registry_credentials",
