@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import sqlalchemy as sa
 
-from ..client import Client, ClientError
+from ..client import Client
 from ..errors import DomainError
 from ..extensions import db
 from ..models import Experiment, ExperimentState, Project, Trial, utcnow
-from ..pipelines.cli import api_for_jobs, in_process
+from ..pipelines.cli import api_for_jobs, call_api, in_process
 from . import driver, spec
 
 FINISHED = ("succeeded", "failed", "cancelled")
@@ -27,14 +26,6 @@ FINISHED = ("succeeded", "failed", "cancelled")
 @click.group("experiment")
 def experiment_group() -> None:
     """Hyperparameter search over a pipeline's parameters."""
-
-
-def _call(action: Callable[[], Any]) -> Any:
-    try:
-        return action()
-    except ClientError as exc:
-        click.secho(f"error: {exc}", fg="red", err=True)
-        sys.exit(2)
 
 
 def _fail(exc: DomainError) -> None:
@@ -75,7 +66,7 @@ def apply_command(file: Path) -> None:
     text = file.read_text(encoding="utf-8")
     client = Client.from_saved()
     if client:
-        row = _call(lambda: client.request("POST", "/api/v1/experiment/import", {"yaml": text}))
+        row = call_api(lambda: client.request("POST", "/api/v1/experiment/import", {"yaml": text}))
         click.echo(f"experiment {row['name']} applied (id {row['id']})")
         return
     with in_process():
@@ -102,12 +93,12 @@ def run_command(name: str, project: str, wait: bool, poll: float) -> None:
     if client:
         row = _remote_experiment(client, name, project)
         if row["state"] == "created":
-            row = _call(lambda: client.request("POST", f"/api/v1/experiment/{row['id']}/start"))
+            row = call_api(lambda: client.request("POST", f"/api/v1/experiment/{row['id']}/start"))
         click.echo(f"experiment {name} {row['state']}")
         path = f"/api/v1/experiment/{row['id']}"
         while wait and row["state"] not in FINISHED:
             time.sleep(max(poll, 0.2))
-            row = _call(lambda: client.request("GET", path))
+            row = call_api(lambda: client.request("GET", path))
         trials = list(client.pages("/api/v1/trial/", experiment_id=row["id"]))
         click.echo(_summary(row, sorted(trials, key=lambda t: t["number"])))
         sys.exit(0 if not wait or row["state"] == "succeeded" else 1)
@@ -149,7 +140,7 @@ def cancel_command(name: str, project: str) -> None:
     client = Client.from_saved()
     if client:
         row = _remote_experiment(client, name, project)
-        click.echo(_call(lambda: client.request("POST", f"/api/v1/experiment/{row['id']}/cancel"))["message"])
+        click.echo(call_api(lambda: client.request("POST", f"/api/v1/experiment/{row['id']}/cancel"))["message"])
         return
     from ..backends.registry import backend_for
     from ..pipelines.controller import RunController

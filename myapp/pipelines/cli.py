@@ -357,6 +357,7 @@ def _api_for_jobs():
 # For the other commands that work in-process the same way (myapp/experiments/cli.py).
 in_process = _in_process
 api_for_jobs = _api_for_jobs
+call_api = _call
 
 
 def follow(run_id: int, poll: float) -> str:

@@ -15,12 +15,17 @@ PROBE = ("import sys\ntry:\n    import six\n    print('six', six.__version__, sy
 
 
 def run_and_read(app, template_id, project_id, backend):
+    run_id, _ = make_pipeline(app, template_id, {"probe": {"retries": 0}}, [], project_id=project_id)
+    return drive_and_read(app, run_id, backend)
+
+
+def drive_and_read(app, run_id, backend):
+    """Drive the run's one attempt to its end on ``backend`` (it must succeed) and return its log lines."""
     from myapp.backends import JobRef
     from myapp.extensions import db
     from myapp.models import TaskRun
     from myapp.pipelines.controller import RunController
 
-    run_id, _ = make_pipeline(app, template_id, {"probe": {"retries": 0}}, [], project_id=project_id)
     controller = RunController(lambda task: backend)
 
     def finished():

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.images.test_pipeline import log_archive
-from tests.support import unique, wait_until
+from tests.images.test_pipeline import drive_and_read
+from tests.support import unique
 from tests.world import created
 
 PACKAGE, VERSION = "myapp-envprobe", "1.0.0"
@@ -69,14 +69,10 @@ def package_index(tmp_path, monkeypatch) -> Iterator[str]:
 
 def test_a_python_task_choosing_its_projects_environment_imports_its_package(app, user, catalog, package_index,
                                                                             tmp_path):
-    import sqlalchemy as sa
-
-    from myapp.backends import JobRef
     from myapp.backends.local import LocalBackend
     from myapp.extensions import db
     from myapp.images.drive import drive
-    from myapp.models import PipelineRun, TaskRun
-    from myapp.pipelines.controller import RunController
+    from myapp.models import PipelineRun
 
     project = created(user.post("/api/v1/project/", json={"name": unique("envs")}))
     repository, tag = "registry.local/envs/probe", unique("v")
@@ -95,17 +91,6 @@ def test_a_python_task_choosing_its_projects_environment_imports_its_package(app
         run_id = run.id
 
     backend = LocalBackend(tmp_path / "jobs", gpus=[], environments=Path(app.config["INSTANCE_PATH"]) / "environments")
-    controller = RunController(lambda task: backend)
-
-    def finished() -> bool:
-        with app.app_context():
-            return controller.reconcile(run_id).value in ("succeeded", "failed")
-
-    wait_until(finished, what="the probe run to finish", timeout=60, interval=0.2)
-    with app.app_context():
-        attempt = db.session.scalars(sa.select(TaskRun).filter_by(pipeline_run_id=run_id)).one()
-        assert attempt.state.value == "succeeded", attempt.reason
-        ref = JobRef.from_dict(attempt.backend_ref)
-    lines = list(backend.logs(ref)) if backend.job_dir(ref).exists() else log_archive(app).read(ref)
+    lines = drive_and_read(app, run_id, backend)
     env_path = Path(app.config["INSTANCE_PATH"]) / "environments" / environment
-    assert [line.line for line in lines] == [f"from-the-wheel {env_path}"]
+    assert lines == [f"from-the-wheel {env_path}"]
