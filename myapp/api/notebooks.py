@@ -184,7 +184,7 @@ def check_image(image: str, project_id: int) -> None:
 
 def image_known(repository: str, tag: str, project_id: int) -> bool:
     registered = sa.select(Image.id).where(Image.repository == repository, Image.tag == tag,
-                                           sa.or_(Image.project_id.is_(None), Image.project_id == project_id))
+                                           Image.visible_to(project_id))
     building = sa.select(ImageBuild.id).where(
         ImageBuild.project_id == project_id, ImageBuild.repository == repository, ImageBuild.tag == tag,
         ImageBuild.state.in_((ServiceState.PENDING, ServiceState.RUNNING)))

@@ -27,6 +27,11 @@ class Image(IdMixin, TimestampMixin, Model):
     # naming the image run with (myapp/images/environments.py).
     environment: Mapped[str | None] = mapped_column(sa.String(64))
 
+    @classmethod
+    def visible_to(cls, project_id: int) -> sa.ColumnElement[bool]:
+        """The shared catalog's images and the project's own: what its tasks and notebooks may name."""
+        return sa.or_(cls.project_id.is_(None), cls.project_id == project_id)
+
 
 class JobTemplate(IdMixin, TimestampMixin, Model):
     __tablename__ = "job_template"

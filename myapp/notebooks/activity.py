@@ -51,7 +51,7 @@ def environment_check() -> Callable[[Notebook], str | None]:
             return f"preparing the environment of {nb.image} (image build {building})"
         registered = db.session.scalar(sa.select(Image.id).where(
             Image.repository == repository, Image.tag == tag,
-            sa.or_(Image.project_id.is_(None), Image.project_id == nb.project_id)).limit(1)) if repository else None
+            Image.visible_to(nb.project_id)).limit(1)) if repository else None
         if registered is None:  # its build ended without registering it
             failed = db.session.scalar(
                 sa.select(ImageBuild).where(ImageBuild.project_id == nb.project_id,

@@ -25,7 +25,7 @@ def choices(project_id: int) -> dict[str, Any]:
     """{"items": [{image, group, environment, description}], "only_defaults": bool} for the project."""
     rows = db.session.execute(
         sa.select(Image.repository, Image.tag, Image.project_id, Image.environment, Image.description)
-        .where(sa.or_(Image.project_id.is_(None), Image.project_id == project_id))).all()
+        .where(Image.visible_to(project_id))).all()
     defaults = default_images()
     items = []
     for row in rows:

@@ -29,7 +29,7 @@ def visible_image(reference: str, project_id: int) -> Image | None:
     if parts is None:
         return None
     return db.session.scalar(sa.select(Image).filter_by(repository=parts[0], tag=parts[1]).where(
-        sa.or_(Image.project_id.is_(None), Image.project_id == project_id)).limit(1))
+        Image.visible_to(project_id)).limit(1))
 
 
 def check_task_image(template: Mapping[str, Any], image: str | None, project_id: int, field: str) -> None:
