@@ -187,15 +187,26 @@ def _settle(experiment: Experiment, study: Study, trials: list[Trial], runs: dic
                 _finish(experiment, ExperimentState.FAILED, reason, now)
                 _cancel_running(trials, outcome, reason, now)
                 return
-            _told(trial, study.tell(trial.number, "complete", [finals[m] for m in metrics]), None, now)
+            if experiment.early_stopping and study.should_prune(trial.number):  # its last step judged too
+                _prune(trial, study, now)
+            else:
+                _told(trial, study.tell(trial.number, "complete", [finals[m] for m in metrics]), None, now)
         elif trial.number in ended:
             _told(trial, study.tell(trial.number, "failed"),
                   f"run {run.id} {run.state.value}: {run.reason or 'no reason given'}", now)
         elif experiment.early_stopping and study.should_prune(trial.number):
-            step = int(trial.intermediate[-1][0])
-            _told(trial, study.tell(trial.number, "pruned"), f"pruned at step {step}", now)
-            trial.pruned_step = step
+            _prune(trial, study, now)
             outcome.cancelled.append(run.id)
+
+
+def _prune(trial: Trial, study: Study, now: dt.datetime) -> None:
+    """The pruner stops the trial at its last reported step: while its run runs (the caller cancels it),
+    or when the run has just ended and that step was its last (then nothing is left to cancel). Each step a
+    look sees is judged, the last one included, as Optuna's loop does (report, then should_prune), so
+    whether a look saw the last step before the run ended changes nothing."""
+    step = int(trial.intermediate[-1][0])
+    _told(trial, study.tell(trial.number, "pruned"), f"pruned at step {step}", now)
+    trial.pruned_step = step
 
 
 def _stop_if_done(experiment: Experiment, trials: list[Trial], outcome: Outcome, now: dt.datetime) -> None:

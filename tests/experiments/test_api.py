@@ -30,6 +30,8 @@ BAD_INPUT = [
     ({"search_space": [{"name": "lr", "type": "categorical"}]}, "search_space[0].choices", "needs choices"),
     ({"max_trials": 0}, "max_trials", ""),
     ({"parallel_trials": 0}, "parallel_trials", ""),
+    ({"time_limit_seconds": 0}, "time_limit_seconds", ""),
+    ({"max_failed_trials": -1}, "max_failed_trials", ""),
     ({"algorithm": "bayes"}, "algorithm", "one of"),
     ({"algorithm": "grid"}, "search_space[0].step", "grid search needs a step"),
     ({"algorithm": "grid", "search_space": [{"name": "epochs", "type": "int", "low": 1, "high": 10**9}]},
