@@ -18,13 +18,20 @@ from ..pipelines.spec import find_project, unknown_project
 from . import pipelines as pipeline_api  # its enqueue, called through the module (tests replace it)
 from .base import ResourceApi
 from .errors import ApiError, domain_error
-from .responses import MESSAGE
+from .responses import INTEGER, MESSAGE, NUMBER, STRING, array, component, nullable, obj
 from .routing import json_body, on_commit, route
 from .rows import column_names
 from .scope import check_project, current_user
 
 # What the driver keeps for itself: the sampler's state and its own bookkeeping.
 HIDDEN = ("sampler_state", "look_requested_at", "looked_at", "next_look_at")
+
+
+IMPORTANCES = component("ParamImportances", obj({
+    "importances": array(obj({"name": STRING, "importance": NUMBER})),
+    "complete": INTEGER,
+    "reason": nullable(STRING),
+}))
 
 
 class ExperimentYamlSchema(StrictSchema):
@@ -86,6 +93,16 @@ class ExperimentApi(ResourceApi):
             raise ApiError(f"experiment {pk} already {experiment.state.value}", status=409)
         on_commit(lambda: pipeline_api.enqueue("myapp.cancel_experiment", pk, "cancelled by user"))
         return jsonify(message=f"cancelling experiment {pk}"), 202
+
+    @route("/<int:pk>/importances", response=IMPORTANCES,
+           summary="Each searched parameter's importance to the first objective (Optuna's fANOVA over the "
+                   "complete trials), or why there is none yet")
+    def importances(self, pk: int):
+        from ..experiments.importances import param_importances  # Optuna: loaded by the first caller
+
+        experiment = self.load(pk)
+        trials = [driver.stored(t) for t in driver.trials_of(experiment)]
+        return jsonify(param_importances(driver.settings_of(experiment), trials))
 
     @route("/import", methods=("POST",), permission="write", body=ExperimentYamlSchema,
            summary="Create an experiment from YAML, or replace the settings of one not started yet",

@@ -587,6 +587,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/experiment/{pk}/importances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each searched parameter's importance to the first objective (Optuna's fANOVA over the complete trials), or why there is none yet */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    pk: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ParamImportances"];
+                    };
+                };
+                400: components["responses"]["InvalidInput"];
+                401: components["responses"]["NotAuthenticated"];
+                403: components["responses"]["NotAllowed"];
+                404: components["responses"]["NotFoundHere"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/experiment/{pk}/start": {
         parameters: {
             query?: never;
@@ -6237,6 +6279,14 @@ export interface components {
             /** @description 0-based */
             page: number;
             page_size: number;
+        };
+        ParamImportances: {
+            complete: number;
+            importances: {
+                importance: number;
+                name: string;
+            }[];
+            reason: string | null;
         };
         Parameter: {
             choices?: unknown[];
