@@ -16,6 +16,7 @@ from ..backends.local.gpu import nvml_devices
 from ..extensions import db
 from ..models import (
     ClusterKind,
+    InferenceService,
     JobTemplate,
     Notebook,
     PipelineRun,
@@ -32,7 +33,7 @@ from ..scheduler.model import Decision, History, Job, Node, Running, Waiting
 from ..scheduler.placement import Plan
 from ..scheduler.policy import decide
 from ..scheduler.quota import Ledger, Share
-from .usage import Amount, requested
+from .usage import Amount, requested, serving
 
 HISTORY_ROWS = 200  # finished attempts of the group read for the run-time history
 MACHINE = "local"  # the node name of a local cluster's machine
@@ -119,17 +120,23 @@ def _job(entry: Entry) -> Job:
                checkpoints=entry.checkpoints, project=str(entry.project_id))
 
 
-def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
-    """The group's running and waiting attempts, quotas and history, as the decision reads them."""
+def snapshot(group: ResourceGroup, nodes: list[Node], unassigned: bool = False, servers: bool = False) -> Snapshot:
+    """The group's running and waiting attempts, quotas and history, as the decision reads them. With
+    `unassigned` (the machine's default group, where work naming no group runs) the attempts and notebooks
+    naming no group that run count as running here too; with `servers`, the started model servers as well
+    (what the group's status shows; admission leaves them out)."""
     snap = Snapshot(group, nodes)
     unfinished = [TaskState.QUEUED, *TASK_ACTIVE]
+    mine = Task.resource_group_id == group.id
+    if unassigned:
+        mine = sa.or_(mine, Task.resource_group_id.is_(None) & TaskRun.state.in_(list(TASK_ACTIVE)))
     rows = db.session.execute(
         sa.select(TaskRun.id, TaskRun.pipeline_run_id, TaskRun.project_id, TaskRun.task_id, TaskRun.state,
                   TaskRun.requests, TaskRun.created_at, TaskRun.submitted_at, TaskRun.placement,
                   TaskRun.preemptions, PipelineRun.state, JobTemplate.checkpoints)
         .join(Task, Task.id == TaskRun.task_id).join(PipelineRun, PipelineRun.id == TaskRun.pipeline_run_id)
         .join(JobTemplate, JobTemplate.id == Task.template_id)
-        .where(Task.resource_group_id == group.id, TaskRun.state.in_(unfinished))
+        .where(mine, TaskRun.state.in_(unfinished))
         .order_by(TaskRun.id)).all()
     first = nodes[0].name
     amounts = _requests({row[0]: row[5] for row in rows})
@@ -158,7 +165,9 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
     for aid, task_id, _, started, ended in reversed(finished):
         seconds = (aware(ended) - aware(started)).total_seconds()
         snap.history.add(f"task:{task_id}", (done[aid] or Amount()).gpus, max(seconds, 0.0))
-    snap.running += _notebooks(group.id, nodes, snap.running)
+    snap.running += _notebooks(group.id, nodes, snap.running, unassigned)
+    if servers:
+        snap.running += _servers(group.id, nodes, unassigned)
     quotas = db.session.scalars(sa.select(Quota).where(Quota.resource_group_id == group.id)).all()
     if quotas:
         capacity = (float(sum(n.gpus for n in nodes)), sum(n.cpu for n in nodes), sum(n.memory for n in nodes))
@@ -168,13 +177,16 @@ def snapshot(group: ResourceGroup, nodes: list[Node]) -> Snapshot:
     return snap
 
 
-def _notebooks(group_id: int, nodes: list[Node], running: list[Running]) -> list[Running]:
-    """The group's started notebooks (submitted, not stopped): running, never preempted, each on the node
-    it fits beside the attempts (best fit, as admit_notebook placed it; in start order), else the first."""
+def _notebooks(group_id: int, nodes: list[Node], running: list[Running], unassigned: bool = False) -> list[Running]:
+    """The group's started notebooks (submitted, not stopped; with `unassigned`, those naming no group too):
+    running, never preempted, each on the node it fits beside the attempts (best fit, as admit_notebook
+    placed it; in start order), else the first."""
     plan = Plan(nodes, running)
     out = []
-    for nb in db.session.scalars(sa.select(Notebook).where(Notebook.resource_group_id == group_id,
-                                                           Notebook.state.in_(tuple(ACTIVE)))
+    group = Notebook.resource_group_id == group_id
+    if unassigned:
+        group = sa.or_(group, Notebook.resource_group_id.is_(None))
+    for nb in db.session.scalars(sa.select(Notebook).where(group, Notebook.state.in_(tuple(ACTIVE)))
                                  .order_by(Notebook.started_at, Notebook.id)):
         if (nb.job or {}).get("ref"):
             job = notebook_job(nb, requested(render_notebook(nb)))
@@ -182,6 +194,19 @@ def _notebooks(group_id: int, nodes: list[Node], running: list[Running]) -> list
             plan.take(job, where)
             out.append(Running(job, where, aware(nb.started_at or nb.created_at).timestamp(), preemptible=False))
     return out
+
+
+def _servers(group_id: int, nodes: list[Node], unassigned: bool) -> list[Running]:
+    """The group's model servers (with `unassigned`, those of services naming no group too), each service one
+    job holding what its servers hold, running on the first node, never preempted."""
+    where = InferenceService.resource_group_id == group_id
+    if unassigned:
+        where = sa.or_(where, InferenceService.resource_group_id.is_(None))
+    return [Running(Job(f"service:{service.id}", "service", amount.gpus,
+                        aware(service.created_at).timestamp(), cpu=amount.cpu_millicores / 1000,
+                        memory=float(amount.memory_bytes), project=str(service.project_id)),
+                    {nodes[0].name: amount.gpus}, aware(service.created_at).timestamp(), preemptible=False)
+            for service, amount in serving(where)]
 
 
 def notebook_job(nb: Notebook, amount: Amount, asked: dt.datetime | None = None) -> Job:

@@ -22,6 +22,7 @@ from ..models import (
 from ..scheduler.model import Decision
 from ..scheduler.quota import Ledger
 from .group_state import Entry, Snapshot, aware, nodes_of, snapshot
+from .usage import local_default_group
 
 
 def _amount(gpus: float, cpu: float, memory: float) -> dict[str, int]:
@@ -36,13 +37,16 @@ def status(group: ResourceGroup, now: dt.datetime) -> dict[str, Any]:
     """Capacity, use, each project's quota, use and borrowing, the running attempts and the queue with
     its reasons, as the next decision sees them."""
     nodes = nodes_of(group)
-    snap = snapshot(group, nodes) if nodes else Snapshot(group, [])
+    # Work naming no group runs on this machine's default group (locally): counted there.
+    snap = snapshot(group, nodes, unassigned=group.id == local_default_group(), servers=True) if nodes \
+        else Snapshot(group, [])
     decision = snap.decide(now) if nodes else Decision()
     reasons = {r.job_id: r for r in decision.reasons}
     ledger = snap.ledger or Ledger((0.0, 0.0, 0.0), {}, snap.running)
     quotas = {str(q.project_id): q for q in db.session.scalars(
         sa.select(Quota).where(Quota.resource_group_id == group.id))}
-    names = _names(snap.entries.values(), [q.project_id for q in quotas.values()])
+    names = _names(snap.entries.values(), [q.project_id for q in quotas.values()]
+                   + [int(r.job.project) for r in snap.running if r.job.project])
     waiting_by: dict[str, int] = {}
     for w in snap.waiting:
         waiting_by[w.job.project] = waiting_by.get(w.job.project, 0) + 1
@@ -60,7 +64,7 @@ def status(group: ResourceGroup, now: dt.datetime) -> dict[str, Any]:
     running = []
     for r in sorted(snap.running, key=lambda r: (r.started, r.job.id)):
         entry = snap.entries.get(r.job.id)
-        if entry is None:  # a notebook: counted in the use above, not an attempt
+        if entry is None:  # a notebook or a model server: counted in the use above, not an attempt
             continue
         running.append(attempt_fields(entry) | {
             "borrowing": ledger.borrowing(r.job.project) if snap.ledger is not None else False,

@@ -138,17 +138,30 @@ def _running(default_group: int | None) -> dict[tuple[int | None, int], Use]:
             entry = use(nb.resource_group_id, nb.project_id)
             entry.amount.add(requested(render_notebook(nb)))
             entry.notebooks += 1
+    for service, amount in serving():
+        entry = use(service.resource_group_id, service.project_id)
+        entry.amount.add(amount)
+        entry.services += 1
+    return uses
+
+
+def serving(where: Any = None) -> list[tuple[InferenceService, Amount]]:
+    """The services (`where` narrows them) whose model servers were started, each with what its servers
+    hold: the service's resources, else the serving template's default, per server times its minimum
+    replicas."""
     server_default = db.session.scalar(sa.select(JobTemplate.default_resources)
                                        .where(JobTemplate.name == SERVING_TEMPLATE).limit(1))
+    out = []
     for service in db.session.scalars(sa.select(InferenceService).where(InferenceService.state.in_(
-            [ServiceState.PENDING, ServiceState.RUNNING]))):
+            [ServiceState.PENDING, ServiceState.RUNNING]), *([] if where is None else [where]))
+            .order_by(InferenceService.id)):
         servers = [key for key, ref in (service.jobs or {}).items() if key != "router" and "backend" in ref]
         if servers:
-            entry = use(service.resource_group_id, service.project_id)
-            resources = {**(server_default or {}), **(service.resources or {})}
-            entry.amount.add(amount_of(resources), len(servers) * max(service.min_replicas, 1))
-            entry.services += 1
-    return uses
+            amount = Amount()
+            amount.add(amount_of({**(server_default or {}), **(service.resources or {})}),
+                       len(servers) * max(service.min_replicas, 1))
+            out.append((service, amount))
+    return out
 
 
 def usage_report() -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """This machine as `myapp init` registers it (a local cluster and its default resource group of the machine's
 CPUs, memory and GPUs), and the usage report counting there what runs without a resource group: attempts,
-started notebooks and model servers, per project (myapp/admission/usage.py)."""
+started notebooks and model servers, per project (myapp/admission/usage.py), as the group's detail does
+(myapp/admission/report.py)."""
 from __future__ import annotations
 
 import os
@@ -78,3 +79,11 @@ def test_work_without_a_resource_group_counts_in_the_machines_default_group(app,
     assert mine["used"]["memory_bytes"] == 2**30 + 2 * 2**30 + 2 * 2 * 2**30, mine
     # the group's total is its projects' (other tests of this database may run work there too)
     assert all(entry["used"][k] == sum(p["used"][k] for p in entry["projects"]) for k in mine["used"])
+
+    # The group's detail counts the same work: the attempt among its running ones, and each project's use.
+    status = admin.get(f"/api/v1/resource_group/{group_id}/status").get_json()
+    (attempt,) = [r for r in status["running"] if r["project"] == mine["project"]]
+    assert attempt["cpu_millicores"] == 500 and attempt["task"] == "train"
+    (detail,) = [p for p in status["projects"] if p["project_id"] == project_id]
+    assert detail["project"] == mine["project"] and detail["used"] == mine["used"], (detail, mine)
+    assert all(status["used"][k] >= mine["used"][k] for k in mine["used"])
