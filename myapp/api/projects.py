@@ -84,6 +84,10 @@ class ProjectApi(ResourceApi):
         on_commit(lambda: forget_memberships(user_id))
 
     def before_delete(self, obj: Project) -> None:
+        # Its row first (FOR UPDATE): a controller submitting a job of the project holds a share of it
+        # until its commit (pipelines/backend_calls.project_kept), so what its runs started is read below
+        # after any such commit, and no submission starts once this is taken.
+        db.session.execute(sa.select(Project.id).where(Project.id == obj.id).with_for_update())
         user_ids = db.session.scalars(sa.select(ProjectMember.user_id).filter_by(project_id=obj.id)).all()
         on_commit(lambda: forget_memberships(*user_ids))
         # Its notebooks' rows go with it: a worker stops what they run and removes their folders.

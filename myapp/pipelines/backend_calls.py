@@ -12,10 +12,12 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
 from flask import current_app
 
 from ..admission.gate import admit as admit_to_group
 from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
+from ..extensions import db
 from ..models import InvalidTransition, Pipeline, PipelineRun, Project, RunToken, Task, TaskRun, TaskState
 from ..outputs import store as outputs_store
 from .scheduling import disabled_cluster
@@ -34,6 +36,17 @@ TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
     JobState.FAILED: TaskState.FAILED,
     JobState.CANCELLED: TaskState.CANCELLED,
 }
+
+
+def project_kept(project_id: int) -> bool:
+    """Whether the project is there and no delete of it is under way, holding a share of its row until this
+    transaction ends (PostgreSQL: FOR KEY SHARE). A project's delete (api/projects.py) takes its row
+    FOR UPDATE before it reads what its runs started: it waits for a submission that holds the share to
+    commit, and then sees its job; a submission that finds the row taken skips it (never waits: it holds
+    its run's row, which the delete will take) and the delete takes the run along. On SQLite the one
+    writer orders the two."""
+    return db.session.scalar(sa.select(Project.id).where(Project.id == project_id)
+                             .with_for_update(key_share=True, skip_locked=True)) is not None
 
 
 class BackendCalls:
@@ -62,6 +75,8 @@ class BackendCalls:
             return False
         if attempt.backend_retry_at is not None and self.now() < aware(attempt.backend_retry_at):
             return False
+        if not project_kept(run.project_id):
+            return False  # its project is being deleted: the delete takes the run with it, nothing is sent
         if not admit_to_group(attempt, task, self.now(), self.backend_for, self.archive):
             return False  # its resource group has no room for it yet: its reason and queue position say why
         try:
