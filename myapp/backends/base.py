@@ -65,6 +65,17 @@ class Status:
     replicas: dict[str, dict[str, int]] = field(default_factory=dict)  # {"Worker": {"active": 2, ...}}
     exit_code: int | None = None
     url: str | None = None  # services and notebooks: where to reach them
+    # A FAILED job that the machine, not its program, ended (one of DISRUPTIONS): the controller stops the
+    # rest of its gang and starts the task again from its checkpoint, away from ``lost_nodes``.
+    cause: str | None = None
+    lost_nodes: tuple[str, ...] = ()
+
+
+# Why a replica was lost under a job that did nothing wrong (Status.cause, TaskRun.cause): its process was
+# killed (local), its pod evicted (the Eviction API, the kubelet under node pressure) or its node lost
+# (NotReady or unreachable: the node lifecycle controller deletes its pods).
+REPLICA_LOST, EVICTED, NODE_LOST = "replica-lost", "evicted", "node-lost"
+DISRUPTIONS = frozenset({REPLICA_LOST, EVICTED, NODE_LOST})
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ RESERVED_NAMESPACES = frozenset({"default", "kubeflow", "cert-manager", "knative
 RESERVED_PREFIXES = ("kube-", "istio-", "volcano-")  # kube-system, istio-system, volcano-system, ...
 DEFAULT_PLATFORM_NAMESPACE = "myapp"
 OUTPUT_DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")
+MAX_AVOIDED_NODES = 64
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 
 
@@ -56,6 +57,9 @@ class RenderContext:
     attempt: int = 1
     service_account: str = ""
     resource_group: ResourceGroup | None = None
+    # Nodes an earlier attempt of the task lost (evicted, NotReady): its pods are kept off them by node
+    # affinity (kubernetes.io/hostname NotIn), so a restarted gang runs on healthy capacity.
+    avoid_nodes: tuple[str, ...] = ()
     # The Secret with this run's platform API token: templates' ``secret://myapp-api-token/<key>``
     # mounts it (myapp.rendering.contract.run_token_secret). Empty outside a run: the logical name stays.
     api_token_secret: str = ""
@@ -115,6 +119,9 @@ def check_context(ctx: RenderContext) -> None:
     if not isinstance(ctx.attempt, int) or isinstance(ctx.attempt, bool) or ctx.attempt < 1:
         raise ContextError("attempt", "must be an integer >= 1")
     _check_service_account(ctx.service_account)
+    if not isinstance(ctx.avoid_nodes, tuple) or len(ctx.avoid_nodes) > MAX_AVOIDED_NODES or not all(
+            isinstance(node, str) and is_dns1123_subdomain(node) for node in ctx.avoid_nodes):
+        raise ContextError("avoid_nodes", f"must be at most {MAX_AVOIDED_NODES} node names")
     if not isinstance(ctx.api_token_secret, str) or (ctx.api_token_secret
                                                      and not is_dns1123_subdomain(ctx.api_token_secret)):
         raise ContextError("api_token_secret", f"{ctx.api_token_secret!r} is not a valid Secret name")

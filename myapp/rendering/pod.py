@@ -130,11 +130,17 @@ def _pod_gpus(pod_spec: Mapping[str, Any]) -> int:
     return sum(int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for _, c in containers(pod_spec))
 
 
-def _affinity(obj_name: str, gpu_type: str | None, colocate: bool) -> dict[str, Any]:
+def _affinity(obj_name: str, gpu_type: str | None, colocate: bool, avoid_nodes: tuple[str, ...] = ()
+              ) -> dict[str, Any]:
     affinity: dict[str, Any] = {}
+    required = []  # one term: every expression must hold
     if gpu_type:
+        required.append({"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [gpu_type]})
+    if avoid_nodes:  # lost by an earlier attempt: not chosen again
+        required.append({"key": HOSTNAME_TOPOLOGY, "operator": "NotIn", "values": sorted(set(avoid_nodes))})
+    if required:
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": GPU_PRODUCT_LABEL, "operator": "In", "values": [gpu_type]}]}]}}
+            {"matchExpressions": required}]}}
     if colocate:
         # Replicas of one job talk to each other constantly: prefer (not require) one node.
         affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [{
@@ -186,7 +192,7 @@ def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, 
         tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
     if tolerations:
         spec["tolerations"] = tolerations
-    affinity = _affinity(name, group.gpu_type if group and gpus else None, colocate)
+    affinity = _affinity(name, group.gpu_type if group and gpus else None, colocate, ctx.avoid_nodes)
     if affinity:
         spec["affinity"] = affinity
     for _, container in containers(spec):

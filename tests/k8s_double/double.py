@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes import client
 
-from . import registry
+from . import disruptions, registry
 from .faults import Fault, Faults
 from .pods import make_pod, terminated_state
 from .readers import ReaderKubelet
@@ -146,6 +146,15 @@ class ApiServerDouble:
         return self.put({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels or {}},
                          "spec": spec, "status": {"allocatable": allocatable, "capacity": allocatable,
                                                   "conditions": [ready_condition]}})
+
+    def set_node_ready(self, name: str, ready: bool | None) -> list[str]:
+        """The kubelet's Ready condition (None: Unknown) and what the node lifecycle controller does about it:
+        not Ready, the node is tainted NoExecute and its pods are evicted (disruptions.py). -> evicted pods."""
+        return disruptions.set_node_ready(self, name, ready)
+
+    def start_replicas(self, namespace: str, job_name: str) -> dict[str, str]:
+        """A stored PyTorchJob's pods as the operator makes them, bound where kube-scheduler would: {pod: node}."""
+        return disruptions.start_replicas(self, namespace, job_name)
 
     # --- pods, logs, metrics -------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from . import registry
+from . import disruptions, registry
 from .pods import container_finished, format_timestamp, waiting_reason
 from .store import ApiError, field_matcher, label_matcher, validation_causes
 
@@ -183,6 +183,9 @@ class Route:
         method, name, sub = self.method, self.name, self.sub
         if sub == "log" and self.rtype.plural == "pods" and self.group == "" and method == "GET":
             return None if dry else self.logs()
+        if sub == "eviction" and self.rtype.plural == "pods" and self.group == "" and method == "POST":
+            code, answer = disruptions.evict(self.double, self.ns, name or "", self.body())
+            return None if dry else self.h.send_json(code, answer)
         if sub not in (None, "status"):
             raise ApiError(404, "NotFound", f"unknown subresource {sub!r}")
         if self.rtype.read_only and method != "GET":

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ...rendering.contract import CANCELLED_ANNOTATION
-from ..base import JobState, Status
+from ..base import EVICTED, NODE_LOST, JobState, Status
 
 Obj = Mapping[str, Any]
 TERMINAL = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
@@ -19,6 +19,11 @@ REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 BAD_WAITING = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CrashLoopBackOff",
                "CreateContainerConfigError", "CreateContainerError", "RunContainerError")
 SIDECARS = frozenset({"istio-proxy", "istio-init"})
+# Why a pod's DisruptionTarget condition says it goes (Kubernetes 1.26+), and the older pod status reasons:
+# the node lifecycle controller's taint eviction of a NotReady / unreachable node's pods is a lost node, the
+# rest (the Eviction API, the kubelet under node pressure or shutting down, scheduler preemption) evictions.
+NODE_LOST_REASONS = frozenset({"DeletionByTaintManager", "NodeLost"})
+DISRUPTION_STATUS_REASONS = frozenset({"Evicted", "NodeLost", "Terminated", "Shutdown", "NodeShutdown"})
 
 
 def _true(conditions: Iterable[Obj] | None, kind: str) -> Obj | None:
@@ -238,6 +243,25 @@ def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
     return result
 
 
+def disruptions(pods: Iterable[Obj]) -> list[tuple[str, str, str]]:
+    """(cause, node, reason) for each pod the cluster took away (evicted, or deleted with its lost node),
+    sorted by replica: the job did nothing wrong, its gang must start again elsewhere."""
+    out = []
+    for pod in pods:
+        status = pod.get("status") or {}
+        target = _true(status.get("conditions"), "DisruptionTarget")
+        why = (target or {}).get("reason") or (status.get("reason") if status.get("reason")
+                                                in DISRUPTION_STATUS_REASONS else None)
+        if not why:
+            continue
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        cause = NODE_LOST if why in NODE_LOST_REASONS else EVICTED
+        where = f" from node {node}" if node else ""
+        what = "lost with its node" if cause == NODE_LOST else "evicted"
+        out.append((replica_name(pod), cause, node, f"{replica_name(pod)} {what}{where} ({why})"))
+    return [(cause, node, text) for _, cause, node, text in sorted(out)]
+
+
 def exit_code(pods: Iterable[Obj]) -> int | None:
     """First non-zero exit code of a terminated init or main container, else 0 if some terminated,
     else None. A failed init container (an image build's Kaniko step) stops its pod before the main one."""
@@ -260,6 +284,11 @@ def combine(base: Status, pods: Iterable[Obj] = (), podgroups: Iterable[Obj | No
     state, reasons = base.state, [base.reason] if base.reason else []
     if state in (JobState.CANCELLED, JobState.SUCCEEDED):
         return Status(state, base.reason, base.replicas, exit_code(pods) if pods else base.exit_code, url)
+    lost = disruptions(pods)
+    if lost:  # the rest of the gang cannot go on: the attempt has failed, not the program
+        nodes = tuple(sorted({node for _, node, _ in lost if node}))
+        text = "; ".join(t for _, _, t in lost)
+        return Status(JobState.FAILED, text, base.replicas, None, url, cause=lost[0][0], lost_nodes=nodes)
     problems = pod_problems(pods)
     if state is JobState.PENDING:
         waiting = [w for w in (podgroup_waiting(pg) for pg in podgroups) if w]

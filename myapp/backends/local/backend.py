@@ -177,7 +177,7 @@ class LocalBackend(JobFolders):
             counts["failed"] += phase == "failed"
             counts["restarts"] += info.get("restarts", 0)
         return Status(state=JobState(state["state"]), reason=state.get("reason", ""), replicas=replicas,
-                      exit_code=state.get("exit_code"), url=state.get("url"))
+                      exit_code=state.get("exit_code"), url=state.get("url"), cause=state.get("cause"))
 
     def logs(self, ref: JobRef, follow: bool = False, after: dict[str, int] | None = None) -> Iterator[LogLine]:
         spec = self._spec(ref)

@@ -40,6 +40,16 @@ def container_exit_code(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
+# Signals that end a process from outside (the kernel's OOM killer, an operator, a lost machine), as
+# 128+N: a training replica so ended is lost, not failed (supervisor.py).
+KILLING_SIGNALS = frozenset({1, 2, 9, 15})
+
+
+def killed(code: int) -> int | None:
+    """The signal that killed a replica reported as ``code`` (128+N, container_exit_code), or None."""
+    return code - 128 if code - 128 in KILLING_SIGNALS else None
+
+
 def failure_reason(replica: Replica, code: int, limit_reached: bool) -> str:
     prefix = "BackoffLimitExceeded: " if limit_reached else ""
     restarts = f" after {replica.restarts} restart{'s' if replica.restarts != 1 else ''}" if replica.restarts else ""

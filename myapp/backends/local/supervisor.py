@@ -37,13 +37,14 @@ from typing import Any
 
 import psutil
 
+from ..base import REPLICA_LOST
 from . import events
 from .gpu import GpuDevice, GpuPool, GpuSampler
 from .logfiles import ReplicaLog
 from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
 from .pump import Pump
 from .replica_metrics import ReplicaMetrics
-from .replicas import FailedStart, Replica, container_exit_code, failure_reason, http_ok, tcp_open
+from .replicas import FailedStart, Replica, container_exit_code, failure_reason, http_ok, killed, tcp_open
 from .sandbox import wrap
 
 META = ".myapp"
@@ -79,6 +80,7 @@ class Supervisor(ReplicaMetrics):
         self.cpu_seen: dict[tuple[int, float], float] = {}
         self.gpu_sampler: GpuSampler | None = None
         self.exit_code: int | None = None
+        self.cause: str | None = None  # a replica of a training gang was killed (state.json "cause")
         self.owner = f"{self.spec['namespace']}/{self.spec['job_name']}"
         self.pool = GpuPool(Path(self.spec["gpu_pool"]),
                             [GpuDevice(**d) for d in self.spec["gpu"]["devices"]])
@@ -226,6 +228,11 @@ class Supervisor(ReplicaMetrics):
         retryable = self._retryable(replica, code)
         if code != 0 and (not retryable or self._backoff_exhausted()):
             replica.phase = "failed"
+            if self.mode == "training" and not retryable and (signum := killed(code)) is not None:
+                # A rank lost, not restarted in place (the platform's templates: Never): the rest would wait
+                # for it forever. The gang stops; the platform starts it again from its checkpoint.
+                self.cause = REPLICA_LOST
+                return f"{replica.name} was killed (signal {signum})"
             return failure_reason(replica, code, limit_reached=retryable)
         if code != 0:
             self.failures += 1
@@ -375,7 +382,7 @@ class Supervisor(ReplicaMetrics):
         if self.mode == "service" and state == "running":
             url = next((r.spec.get("url") for r in self.replicas if r.spec.get("url")), None)
         data = {"state": state, "reason": reason, "replicas": replicas, "url": url,
-                "exit_code": self.exit_code, "supervisor": self.me.as_dict(),
+                "exit_code": self.exit_code, "supervisor": self.me.as_dict(), "cause": self.cause,
                 "started_at": self.started_at, "finished_at": time.time() if finished else None}
         text = json.dumps(data, sort_keys=True)
         if force or text != self.last_written:
