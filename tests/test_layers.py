@@ -68,6 +68,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": set(),  # settings from the environment
     "errors": set(),  # domain errors, no HTTP
     "client": set(),  # the typed REST client users import: nothing of the server
+    "checkpoint": set(),  # the checkpoint helper jobs import: standard library only
     "extensions": {"shared"},  # db, appbuilder, cache, csrf; the generations every process checks
     "app": {"api", "auth", "celery_app", "config", "extensions", "inputs", "projects", "web"},
     "celery_app": {"config", "extensions", "shared", "tasks"},

@@ -332,7 +332,9 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
     # The outputs a task of the template writes (myapp/outputs/declarations.py): key -> type, path, description.
     "x-outputs": {"type": "object", "additionalProperties": obj({"type": STRING, "path": STRING,
                                                                  "description": STRING})},
-}, optional=("type", "properties", "required", "additionalProperties", "x-outputs")))
+    # The template's grace period, SIGTERM -> SIGKILL in seconds (myapp/outputs/checkpoints.py).
+    "x-grace-period": INTEGER,
+}, optional=("type", "properties", "required", "additionalProperties", "x-outputs", "x-grace-period")))
 
 # ---- pipelines, runs and task runs (myapp/api/pipelines.py, task_runs.py, streams.py) ----------------------------
 GRAPH = component("PipelineGraph", obj({

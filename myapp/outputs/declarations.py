@@ -184,7 +184,7 @@ def claim_manifest(namespace: str) -> dict[str, Any]:
 def mounted_dir(manifests: list[Mapping[str, Any]]) -> str | None:
     """The attempt folder (relative) the manifests mount read-write, or None."""
     for obj in manifests:
-        for container in _all_containers(obj):
+        for container in all_containers(obj):
             for mount_ in container.get("volumeMounts") or []:
                 if mount_.get("name") == VOLUME and mount_.get("subPath") and not mount_.get("readOnly"):
                     return str(mount_["subPath"])
@@ -196,18 +196,18 @@ def read_only_dirs(manifests: list[Mapping[str, Any]]) -> list[str]:
     read-only (``mount_read_only``): what a local backend binds read-only at their place."""
     if mounted_dir(manifests) is not None:
         return []
-    return sorted({str(m.get("subPath") or "") for obj in manifests for container in _all_containers(obj)
+    return sorted({str(m.get("subPath") or "") for obj in manifests for container in all_containers(obj)
                    for m in container.get("volumeMounts") or [] if m.get("name") == VOLUME and m.get("readOnly")})
 
 
-def _all_containers(obj: Any) -> Iterator[Mapping[str, Any]]:
+def all_containers(obj: Any) -> Iterator[Mapping[str, Any]]:
     """Every container anywhere inside a manifest (walks the structure: any kind)."""
     if isinstance(obj, Mapping):
         for key, value in obj.items():
             if key in ("containers", "initContainers") and isinstance(value, list):
                 yield from (c for c in value if isinstance(c, Mapping))
             else:
-                yield from _all_containers(value)
+                yield from all_containers(value)
     elif isinstance(obj, list):
         for item in obj:
-            yield from _all_containers(item)
+            yield from all_containers(item)

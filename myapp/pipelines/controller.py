@@ -41,6 +41,7 @@ from ..models import (
     utcnow,
 )
 from ..models.states import TASK_ACTIVE
+from ..outputs import checkpoints
 from ..outputs import declarations as outputs
 from ..outputs import store as outputs_store
 from ..outputs.refs import upstream_paths
@@ -383,7 +384,8 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         self._rows(run)
         self._held.append(db.session.get(JobTemplate, task.template_id))  # render_task gets it again
         try:  # rendered before the row joins the session: one INSERT with its manifests, not INSERT + UPDATE
-            attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task), output_dir)
+            attempt.manifests = render_task(task, run.id, attempt_no, self._args(run, task), output_dir,
+                                            checkpoints.task_dir(run.id, task.name))
         except RenderError as exc:
             db.session.add(attempt)
             attempt.transition(TaskState.FAILED, f"cannot render: {exc}", self.now())

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from ..errors import DomainError, Kind
 from ..extensions import db
 from ..models import ClusterKind, JobTemplate, Pipeline, Project, Quota, ResourceGroup, Task
+from ..outputs import checkpoints
 from ..outputs.declarations import attempt_dir, resolve, sample_paths
 from ..rendering import ArgumentError, RenderContext, RenderError, render, validate_args
 from ..rendering import ResourceGroup as GroupSpec
@@ -20,7 +21,7 @@ from .images import visible_image
 from .macros import SAMPLE_VALUES, macro_values, substitute
 
 TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
-                 "default_resources", "max_resources", "env")
+                 "default_resources", "max_resources", "env", "checkpoints")
 
 
 def template_data(template: JobTemplate) -> dict[str, Any]:
@@ -49,12 +50,15 @@ def volcano_queue(group: ResourceGroup, name: str) -> VolcanoQueue:
 
 
 def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
-                args: dict[str, Any] | None = None, output_dir: str = "") -> list[dict[str, Any]]:
+                args: dict[str, Any] | None = None, output_dir: str = "",
+                checkpoint_dir: str = "") -> list[dict[str, Any]]:
     """The exact manifests this task attempt submits (pure given the rows it reads).
 
     args: the task's arguments after macro substitution (default: as stored).
     output_dir: the attempt's folder on the outputs volume, mounted as MYAPP_OUTPUT_DIR
-    (myapp/outputs/declarations.py)."""
+    (myapp/outputs/declarations.py).
+    checkpoint_dir: the task's folder kept across attempts, mounted as MYAPP_CHECKPOINT_DIR when its template
+    checkpoints and the task does not turn it off (myapp/outputs/checkpoints.py)."""
     project = db.session.get(Project, task.project_id)
     pipeline = db.session.get(Pipeline, task.pipeline_id)
     template = db.session.get(JobTemplate, task.template_id)
@@ -64,7 +68,8 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
     ctx = RenderContext(project=project.name, namespace=project.namespace, pipeline=pipeline.name, run_id=run_id,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group),
-                        api_token_secret=run_token_secret(run_id) if run_id != "" else "", output_dir=output_dir)
+                        api_token_secret=run_token_secret(run_id) if run_id != "" else "", output_dir=output_dir,
+                        checkpoint_dir=checkpoint_dir)
     return render(with_image(template_data(template), task_image(task)), task.args if args is None else args, ctx,
                   task.resources or None)
 
@@ -87,7 +92,8 @@ def preview_task(task: Task) -> list[dict[str, Any]]:
     try:
         args = substitute(resolve(task.args, sample_paths(task.args)), values)
         return render_task(task, SAMPLE_VALUES["run_id"], args=args,
-                           output_dir=attempt_dir(SAMPLE_VALUES["run_id"], task.name, 1))
+                           output_dir=attempt_dir(SAMPLE_VALUES["run_id"], task.name, 1),
+                           checkpoint_dir=checkpoints.task_dir(SAMPLE_VALUES["run_id"], task.name))
     except RenderError as exc:
         raise DomainError(f"cannot render task {task.name}: {exc}", kind=Kind.UNPROCESSABLE) from exc
 

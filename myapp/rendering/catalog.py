@@ -16,6 +16,9 @@ from typing import Any
 
 import yaml
 
+from myapp.outputs.checkpoints import GRACE_KEY, check_grace
+from myapp.outputs.checkpoints import SWITCH as CHECKPOINT_SWITCH
+from myapp.outputs.checkpoints import SWITCH_ARG as CHECKPOINT_SWITCH_ARG
 from myapp.outputs.declarations import OUTPUTS_KEY, OutputError, check_declaration
 from myapp.rendering.args import SchemaError, check_property
 from myapp.rendering.errors import CatalogError
@@ -29,8 +32,8 @@ CATALOG_ROOT = Path(os.environ.get("MYAPP_CATALOG_ROOT") or Path(__file__).resol
 TEMPLATE_FILE = "template.yaml"
 REQUIRED_FILES = ("README.md", "Dockerfile")
 FIELDS = ("name", "version", "description", "category", "kind", "image", "command", "args", "outputs", "resources",
-          "env", "checkpoints")
-OPTIONAL_FIELDS = frozenset({"args", "outputs", "env", "checkpoints"})
+          "env", "checkpoints", "grace_period")
+OPTIONAL_FIELDS = frozenset({"args", "outputs", "env", "checkpoints", "grace_period"})
 VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?")
 CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,30}")
 IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
@@ -106,6 +109,16 @@ def load_template(folder: Path) -> dict[str, Any]:
     checkpoints = raw.get("checkpoints", False)
     if not isinstance(checkpoints, bool):
         raise fail("checkpoints", f"must be true or false, got {checkpoints!r}")
+    if checkpoints:  # a task turns it off with checkpoint: false (myapp/outputs/checkpoints.py)
+        switch = args_schema["properties"].setdefault(CHECKPOINT_SWITCH_ARG, dict(CHECKPOINT_SWITCH))
+        if switch.get("type") != "boolean":
+            raise fail(f"args.{CHECKPOINT_SWITCH_ARG}", "is the checkpoint switch of a template that checkpoints: "
+                                                        "a boolean")
+    if "grace_period" in raw:  # SIGTERM -> grace -> SIGKILL: the time a job has to save on a stop
+        try:
+            args_schema[GRACE_KEY] = check_grace(raw["grace_period"])
+        except ValueError as exc:
+            raise fail("grace_period", str(exc)) from None
     return {
         "name": raw["name"],
         "version": raw["version"],

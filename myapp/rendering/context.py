@@ -28,6 +28,7 @@ RESERVED_PREFIXES = ("kube-", "istio-", "volcano-")  # kube-system, istio-system
 DEFAULT_PLATFORM_NAMESPACE = "myapp"
 OUTPUT_DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")
 MAX_AVOIDED_NODES = 64
+CHECKPOINT_DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationSeconds"})
 
 
@@ -66,6 +67,9 @@ class RenderContext:
     # The attempt's folder on the project's outputs volume (myapp/outputs/declarations.py: "<run>/<task>/<attempt>"),
     # mounted in batch pods as MYAPP_OUTPUT_DIR. Empty outside a run: nothing is mounted.
     output_dir: str = ""
+    # The task's checkpoint folder, kept across its attempts (myapp/outputs/checkpoints.py: "<run>/<task>"),
+    # mounted in batch pods of templates that checkpoint as MYAPP_CHECKPOINT_DIR. Empty: nothing is mounted.
+    checkpoint_dir: str = ""
 
 
 def _encodable(text: str) -> bool:
@@ -127,6 +131,9 @@ def check_context(ctx: RenderContext) -> None:
         raise ContextError("api_token_secret", f"{ctx.api_token_secret!r} is not a valid Secret name")
     if not isinstance(ctx.output_dir, str) or (ctx.output_dir and not OUTPUT_DIR.fullmatch(ctx.output_dir)):
         raise ContextError("output_dir", f"{ctx.output_dir!r} is not <run>/<task>/<attempt>")
+    if not isinstance(ctx.checkpoint_dir, str) or (ctx.checkpoint_dir
+                                                   and not CHECKPOINT_DIR.fullmatch(ctx.checkpoint_dir)):
+        raise ContextError("checkpoint_dir", f"{ctx.checkpoint_dir!r} is not <run>/<task>")
     if ctx.resource_group is not None:
         _check_resource_group(ctx.resource_group)
 

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from ..outputs import checkpoints
 from ..outputs import declarations as outputs
 from .args import validate_args
 from .context import RenderContext, check_context
@@ -46,6 +47,8 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
     objects = kind.build(build)
 
     labels = common_labels(ctx, template["name"])
+    keeps = bool(ctx.checkpoint_dir) and kind.batch and checkpoints.enabled(template, values)
+    grace = (template.get("args_schema") or {}).get(checkpoints.GRACE_KEY)
     groups = []
     for obj in objects:
         apply_object_policy(obj, ctx, labels)
@@ -57,6 +60,10 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
                              colocate=kind.batch and total > 1, podgroup=podgroup, template_name=template["name"])
             if ctx.output_dir and kind.batch:
                 outputs.mount(pod.template["spec"], ctx.output_dir)
+            if keeps:
+                checkpoints.mount(pod.template["spec"], ctx.checkpoint_dir)
+            if grace is not None and kind.batch:  # the template's SIGTERM -> SIGKILL time (a checkpoint's last save)
+                pod.template["spec"]["terminationGracePeriodSeconds"] = grace
         if podgroup:
             groups.append(_pod_group(obj, pods, total, build))
     for group in groups:
@@ -66,6 +73,10 @@ def render(template: Mapping[str, Any], args: Mapping[str, Any] | None, ctx: Ren
         # The project's outputs volume, made by the first attempt that mounts it (pods wait for their
         # claim); last, so that the workload stays where every reader of manifests looks for it.
         claim = outputs.claim_manifest(ctx.namespace)
+        apply_object_policy(claim, ctx, labels)
+        manifests.append(claim)
+    if keeps:  # the project's checkpoints volume, adopted if it exists, like the outputs volume
+        claim = checkpoints.claim_manifest(ctx.namespace)
         apply_object_policy(claim, ctx, labels)
         manifests.append(claim)
     queue = ctx.resource_group.volcano_queue if ctx.resource_group else None

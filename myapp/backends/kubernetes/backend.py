@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes import client, config
 
 from ...outputs import s3 as outputs_s3
+from ...outputs.checkpoints import VOLUME as CHECKPOINTS_VOLUME
 from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
 from ...outputs.reader import Chunk, Listing
 from ...rendering.contract import CANCELLED_ANNOTATION, JOB_NAME_LABEL, MANAGED_BY, MANAGED_BY_LABEL
@@ -349,8 +350,8 @@ class KubernetesBackend(ObjectApply, Backend):
         existing archive is never replaced by an empty one once the pods are gone."""
         archive.write(ref, self.logs(ref), keep_lines=True)
         for obj in reversed(ref.objects):
-            if (obj.kind, obj.name) == ("PersistentVolumeClaim", OUTPUTS_VOLUME):
-                continue  # the project's outputs volume: every run's outputs, not this attempt's alone
+            if obj.kind == "PersistentVolumeClaim" and obj.name in (OUTPUTS_VOLUME, CHECKPOINTS_VOLUME):
+                continue  # the project's outputs or checkpoints volume: every run's, not this attempt's alone
             self._delete(obj, "Background")
         self._delete_pods(ref)
 

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from ...fs.beneath import Folder
+from ...outputs import checkpoints
 from ...outputs.declarations import MOUNT
 from ..base import JobRef, PermanentBackendError
 from . import sandbox
 
+# The platform's modules jobs import (stdlib only): the REST client and the checkpoint helper, read-only.
+JOB_SDK = tuple(Path(__file__).resolve().parents[2] / name for name in ("__init__.py", "client.py", "checkpoint.py"))
 META = ".myapp"  # the attempt's control folder, the platform's: spec, state, logs, metrics
 
 
@@ -50,15 +53,20 @@ class JobFolders:
             with Folder.open(cwd) as work:
                 work.make_dirs("", 0o700, owner=uid, every=True)
         output = self._output_folder(ref, run, uid)
+        kept = self._checkpoint_folder(ref, run, uid)
         if not isolation.sandboxed:
             if output is not None or run.get("outputs_read"):  # no sandbox to mount the volume: the host path
                 _rehome_outputs(run, str(self.outputs_dir(ref.namespace)))
+            if kept is not None:
+                _rehome(run, checkpoints.MOUNT, str(self.checkpoints_dir(ref.namespace)))
             return None
         etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
         outputs = None if output is None else (self.outputs_dir(ref.namespace), run["outputs_dir"])
         read = self._read_outputs(ref, run, uid)
         return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs, read_outputs=read,
+                            checkpoint=None if kept is None else (kept, run["checkpoint_dir"]),
                             read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths,
+                                       *JOB_SDK,
                                        *(Path(p) for p in run.get("environments", []))],
                             hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
 
@@ -89,6 +97,24 @@ class JobFolders:
         return root / relative
 
 
+    def checkpoints_dir(self, namespace: str) -> Path:
+        """The project's checkpoints "volume": a folder per task of a run, kept across its attempts
+        (myapp/outputs/checkpoints.py)."""
+        return self.workdir / "checkpoints" / namespace
+
+    def _checkpoint_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
+        """Make the task's checkpoint folder when its pods mount one (an existing one, with what earlier
+        attempts saved, is kept as it is), owned by the job."""
+        relative = run.get("checkpoint_dir")
+        if not relative:
+            return None
+        root = self.checkpoints_dir(ref.namespace)
+        _private_dir(root.parent)
+        with Folder.open(root, create=True) as folder:
+            folder.make_dirs(relative, 0o700, owner=uid, every=True)
+        return root / relative
+
+
 def _private_dir(path: Path) -> None:
     """The platform's folders: nobody else may list or enter them."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -106,8 +132,13 @@ def _beneath(path: Path, data: Path) -> str:
 def _rehome_outputs(run: dict[str, Any], host_root: str) -> None:
     """Unsandboxed (the admin opted out of isolation): the outputs volume's paths in env and argv
     point at the host folder, since nothing mounts it at its place in the job."""
+    _rehome(run, MOUNT, host_root)
+
+
+def _rehome(run: dict[str, Any], mount: str, host_root: str) -> None:
+    """A volume's paths (mounted at `mount` in a pod) in env and argv pointed at its host folder."""
     def host(text: str) -> str:
-        return host_root + text[len(MOUNT):] if text == MOUNT else text.replace(MOUNT + "/", host_root + "/")
+        return host_root + text[len(mount):] if text == mount else text.replace(mount + "/", host_root + "/")
 
     for replica in run["replicas"]:
         for container in replica["containers"]:

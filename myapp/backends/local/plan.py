@@ -24,6 +24,7 @@ from typing import Any
 
 from ...images.environments import Environment
 from ...images.environments import resolve as resolve_environment
+from ...outputs import checkpoints
 from ...outputs.declarations import VOLUME as OUTPUTS_VOLUME
 from ...outputs.declarations import mounted_dir, read_only_dirs
 from ...rendering.contract import JOB_NAME_LABEL, TEMPLATE_LABEL
@@ -164,6 +165,7 @@ class Planner(ContainerEnv):
         # The attempt's folder on the project's outputs volume: the backend binds it (myapp/outputs/declarations.py).
         run["outputs_dir"] = mounted_dir([obj])
         run["outputs_read"] = read_only_dirs([obj])  # a notebook's or model server's read-only view of it
+        run["checkpoint_dir"] = checkpoints.mounted_dir([obj])  # the task's, kept across attempts
         return ref, run
 
     # -- replicas -----------------------------------------------------------------------------
@@ -363,7 +365,8 @@ class Planner(ContainerEnv):
                       container_spec: Mapping[str, Any]) -> dict[str, str]:
         """{mount path: host folder} of the container's PersistentVolumeClaim mounts."""
         claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod.get("volumes") or []
-                  if (v.get("persistentVolumeClaim") or {}).get("claimName") and v["name"] != OUTPUTS_VOLUME}
+                  if (v.get("persistentVolumeClaim") or {}).get("claimName")
+                  and v["name"] not in (OUTPUTS_VOLUME, checkpoints.VOLUME)}
         return {os.path.normpath(m["mountPath"]): str(self.volume_dir(namespace, claims[m["name"]]))
                 for m in container_spec.get("volumeMounts") or [] if m.get("name") in claims}
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...outputs.checkpoints import MOUNT as CHECKPOINT_MOUNT
 from ...outputs.declarations import MOUNT
 from ..base import BackendError, PermanentBackendError
 
@@ -215,13 +216,16 @@ def python_roots(python: str) -> list[Path]:
 def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, read_only: Iterable[Path],
          hidden: Iterable[Path], etc: dict[str, Path],
          outputs: tuple[Path, str] | None = None,
-         read_outputs: tuple[Path, Iterable[str]] | None = None) -> dict[str, Any] | None:
+         read_outputs: tuple[Path, Iterable[str]] | None = None,
+         checkpoint: tuple[Path, str] | None = None) -> dict[str, Any] | None:
     """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command).
 
     outputs: (the project's outputs folder, the attempt's folder in it): all of it read-only at
     myapp.outputs.declarations.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do).
     read_outputs: (the project's outputs folder, folders in it, "" for all): each read-only at its
-    place under MOUNT, nothing writable (a notebook, a model server)."""
+    place under MOUNT, nothing writable (a notebook, a model server).
+    checkpoint: (the task's checkpoint folder, its path relative to the checkpoints volume): read-write at
+    its place under myapp.outputs.checkpoints.MOUNT, kept across the task's attempts."""
     if not isolation.sandboxed:
         return None
     view = _View()
@@ -249,6 +253,9 @@ def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, re
         root, folders = read_outputs
         for relative in sorted(folders, key=len):
             view.bind("--ro-bind", root / relative, Path(MOUNT) / relative)  # "": the folder itself
+    if checkpoint is not None:
+        folder, relative = checkpoint
+        view.bind("--bind", folder, Path(CHECKPOINT_MOUNT) / relative)
     view.mask(cwd / ".myapp")  # the supervisor's files: the spec (with the job's secrets), state, logs
     view.read_only += ["--chdir", str(cwd)]
     return _config(isolation.mode, isolation.bwrap or "bwrap", uid, view)
