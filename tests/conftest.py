@@ -21,6 +21,7 @@ import pytest
 
 from tests.support import (
     TEST_DATABASE,
+    TEST_PASSWORD_HASH,
     ApiClient,
     default_backend,
     flush_redis,
@@ -87,9 +88,13 @@ def app(instance_dir: Path) -> Iterator:
     from myapp.models.migrate import upgrade
     from myapp.setup_data import sync_roles
 
-    # Webhook tests post to local receivers (127.0.0.1) and hooks.local, names no DNS has.
+    # Webhook tests post to local receivers (127.0.0.1) and hooks.local, names no DNS has. Passwords are
+    # hashed as FAB hashes them, with one PBKDF2 round instead of scrypt's 0.1-0.16 CPU s per hash and per
+    # check (every test user is made and signs in; tests/auth/test_password_hashing.py checks the real
+    # setting is scrypt and that a user made and signed in with it works).
     flask_app = create_app({"TESTING": True, "WTF_CSRF_ENABLED": True,
-                            "MYAPP_WEBHOOK_ALLOWED_HOSTS": ("127.0.0.1", "hooks.local")})
+                            "MYAPP_WEBHOOK_ALLOWED_HOSTS": ("127.0.0.1", "hooks.local"),
+                            "FAB_PASSWORD_HASH_METHOD": TEST_PASSWORD_HASH})
     with flask_app.app_context():
         upgrade()
         sync_roles()

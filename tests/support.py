@@ -71,6 +71,9 @@ def redis_test_url(role: str) -> str:
 
 
 REDIS_TEST_URL = redis_test_url("tests")
+# How the test app hashes passwords (FAB_PASSWORD_HASH_METHOD): the platform's hash (scrypt) costs 0.1-0.16
+# CPU s per hash and per check, and every test user is made and signs in.
+TEST_PASSWORD_HASH = "pbkdf2:sha256:1"
 
 
 def flush_redis(url: str) -> None:

@@ -52,7 +52,8 @@ def ensure_bot(project: Project) -> User:
         taken = db.session.scalar(sa.select(User.id).where(User.username == bot_name(project)))
         bot = User(first_name=project.name, last_name="bot", email=email, active=False,
                    username=f"{bot_name(project)}-{project.id}" if taken else bot_name(project),  # a person's name
-                   password=generate_password_hash(secrets.token_urlsafe(32)))
+                   password=generate_password_hash(  # never checked: hashed as FAB hashes (its settings)
+                       secrets.token_urlsafe(32), method=current_app.config.get("FAB_PASSWORD_HASH_METHOD", "scrypt")))
         role = appbuilder.sm.find_role(USER_ROLE)
         try:
             with db.session.begin_nested():  # another worker may create it at the same moment
