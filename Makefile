@@ -28,9 +28,13 @@ api-types: install frontend/node_modules/.installed
 	$(PY) -m myapp.api.openapi_dump --types
 
 # Linters: ruff and mypy on the Python (settings in pyproject.toml), ESLint on the UI; any finding fails.
-lint: install frontend/node_modules/.installed
+lint: lint-python lint-ui
+
+lint-python: install
 	$(VENV)/bin/ruff check myapp tests benchmarks
 	$(VENV)/bin/mypy
+
+lint-ui: frontend/node_modules/.installed
 	cd frontend && npm run --silent lint
 
 # Embedded default: SQLite + filesystem Celery transport in ./instance, local backend.
@@ -47,20 +51,29 @@ start: install ui bwrap
 # (127.0.0.1:6379), the tests marked `backends` (what can differ between the two: dialect paths, locks,
 # triggers, migrations, the broker, shared limits, the platform's own processes); then every benchmark's
 # quick mode (two at a time: a quick mode proves the benchmark runs and computes its figures, which are not
-# precise). Each step prints its wall time, and all of them again at the end.
+# precise). Each step prints its wall time, and all of them again at the end with the total.
+# The Python install (mostly waiting on the network) and then ruff and mypy run beside the UI's steps, which
+# need only Node (its packages, build, ESLint, Vitest); the Python side's output is shown when both sides
+# are done, and the summary says which steps ran side by side.
 STEPS := .test-steps
 STEP  := ./tests/timed_step.sh $(STEPS)
 
 test:
-	@rm -f $(STEPS)
-	@$(STEP) install $(MAKE) --no-print-directory install
-	@$(STEP) "UI build" $(MAKE) --no-print-directory ui
-	@$(STEP) lint $(MAKE) --no-print-directory lint
-	@$(STEP) sandbox $(MAKE) --no-print-directory bwrap
-	@$(STEP) Vitest sh -c 'cd frontend && npx vitest run'
+	@rm -f $(STEPS) $(STEPS).python; date +%s > $(STEPS).start
+	@{ $(STEP) "install (beside UI)" $(MAKE) --no-print-directory install && \
+	   $(STEP) "lint Python (beside UI)" $(MAKE) --no-print-directory lint-python; } > $(STEPS).python 2>&1 & \
+	 python=$$!; \
+	 $(STEP) "UI packages" $(MAKE) --no-print-directory frontend/node_modules/.installed && \
+	 $(STEP) "UI build" $(MAKE) --no-print-directory ui && \
+	 $(STEP) "lint UI" $(MAKE) --no-print-directory lint-ui && \
+	 $(STEP) sandbox $(MAKE) --no-print-directory bwrap && \
+	 $(STEP) Vitest sh -c 'cd frontend && npx vitest run'; ui=$$?; \
+	 wait $$python; python=$$?; cat $(STEPS).python; rm -f $(STEPS).python; \
+	 [ $$ui -eq 0 ] && [ $$python -eq 0 ]
 	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 --dist worksteal -m "not benchmark" tests
 	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 --dist worksteal -m "backends and not benchmark" tests
 	@$(STEP) benchmarks $(PYTEST) -n 2 -m benchmark tests/test_benchmarks_quick.py
+	@printf '== %-33s %7d s\n' total: $$(( $$(date +%s) - $$(cat $(STEPS).start) )) >> $(STEPS); rm -f $(STEPS).start
 	@cat $(STEPS)
 
-.PHONY: install ui api-types lint start test bwrap
+.PHONY: install ui api-types lint lint-python lint-ui start test bwrap
