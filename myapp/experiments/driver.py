@@ -92,6 +92,7 @@ def look(experiment_id: int, hooks: Hooks, requested: bool = True) -> Outcome:
     now = hooks.now()
     from .study import Study  # Optuna (a second to import) only where a look runs: workers, not the web
 
+    progress.refresh_claims(experiment_id)
     experiment = lock(experiment_id, now)
     outcome = Outcome()
     if experiment is None or experiment.state != ExperimentState.RUNNING:

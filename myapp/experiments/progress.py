@@ -2,7 +2,9 @@
 
 While an attempt runs its metrics are read live (its ``metrics.jsonl`` in the outputs folder, or the
 S3-compatible store, and those it posted to the API: ``outputs.store.current``); once it has ended,
-from what the controller kept with the task run. The same reads as the run view's."""
+from what the controller kept with the task run. The same reads as the run view's. An attempt on a
+Kubernetes claim (no S3 store) has its metrics.jsonl copied here while it runs (``refresh_claims``, before
+the look takes its lock: a reader pod takes seconds; ``outputs/live.py``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,8 +13,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ..backends import BackendError
+from ..backends import registry as backends
 from ..extensions import db
-from ..models import Project, TaskRun
+from ..models import PipelineRun, Project, Task, TaskRun, TaskState, Trial, TrialState
+from ..outputs import live as outputs_live
 from ..outputs import store as outputs_store
 
 
@@ -47,3 +52,23 @@ def read(run_id: int, project_id: int, metrics: Sequence[str]) -> Progress:
             if name == metrics[0]:
                 by_step[int(record["step"])] = record["value"]
     return Progress([[step, by_step[step]] for step in sorted(by_step)], finals)
+
+
+def refresh_claims(experiment_id: int) -> int:
+    """Copy the running trials' metrics off their Kubernetes claims (each at most once a pace); ends the
+    read's transaction (no lock is held while reader pods run). Returns how many were copied."""
+    rows = db.session.execute(
+        sa.select(TaskRun, Project.namespace).join(PipelineRun, TaskRun.pipeline_run_id == PipelineRun.id)
+        .join(Trial, Trial.pipeline_run_id == PipelineRun.id).join(Project, Project.id == TaskRun.project_id)
+        .where(Trial.experiment_id == experiment_id, Trial.state == TrialState.RUNNING,
+               TaskRun.state == TaskState.RUNNING, TaskRun.backend == "kubernetes")).all()
+    copied = 0
+    for attempt, namespace in rows:
+        if outputs_store.on_claim(attempt):
+            try:
+                backend = backends.backend_for(db.session.get(Task, attempt.task_id))
+            except BackendError:  # its cluster cannot be reached as configured: the run controller says why
+                continue
+            copied += outputs_live.refresh(attempt, namespace, backend)
+    db.session.commit()
+    return copied

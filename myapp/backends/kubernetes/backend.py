@@ -344,6 +344,12 @@ class KubernetesBackend(ObjectApply, Backend):
         (outputs.py; docs/outputs.md)."""
         return outputs_mod.fetch_chunk(self, namespace, task_run_id, relative_dir, path, index, length, purpose)
 
+    def read_running_output(self, namespace: str, task_run_id: int, relative_dir: str, path: str,
+                            length: int) -> Chunk:
+        """The start of one file of an attempt that still runs, off the claim, by a reader pod (outputs.py;
+        its metrics while it runs: myapp/outputs/live.py)."""
+        return outputs_mod.fetch_live(self, namespace, task_run_id, relative_dir, path, length)
+
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's log (streamed into the archive, which keeps it within the log caps), then
         delete every submitted object and leftover pod. Idempotent: objects already gone are fine, and an

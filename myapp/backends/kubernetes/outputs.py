@@ -18,7 +18,13 @@ from typing import Any, Protocol
 
 from ...outputs.reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
 from ...rendering.contract import OUTPUTS_READER_LABEL
-from ...rendering.kinds.outputs_reader import DEADLINE_SECONDS, chunk_reader_pod, own_selector, reader_pod
+from ...rendering.kinds.outputs_reader import (
+    DEADLINE_SECONDS,
+    chunk_reader_pod,
+    live_reader_pod,
+    own_selector,
+    reader_pod,
+)
 from ..base import BackendError
 from .resources import KubeApi
 from .retry import KubeApiError
@@ -73,6 +79,18 @@ def fetch_chunk(backend: ReaderHost, namespace: str, task_run_id: int, relative_
     lines = _run(backend, pod, wait)
     try:
         return parse_chunk(lines, index * length, length)
+    except ReaderOutputError as exc:
+        raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
+
+
+def fetch_live(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str, path: str, length: int,
+               wait: float = WAIT_SECONDS) -> Chunk:
+    """The start (``length`` bytes) of one file of an attempt that still runs, by one reader pod of its own
+    (named after the moment of the read), deleted whatever happened."""
+    pod = live_reader_pod(namespace, task_run_id, relative_dir, path, time.time_ns() // 1_000_000, length, image())
+    lines = _run(backend, pod, wait)
+    try:
+        return parse_chunk(lines, 0, length)
     except ReaderOutputError as exc:
         raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
 

@@ -22,7 +22,7 @@ NOBODY = 65534
 MOUNT = "/outputs"  # where the reader sees the project's claim
 DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")  # outputs.attempt_dir's
 DEADLINE_SECONDS = 300  # the kubelet stops a reader still running by then
-FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL: "chunk" (a download) or "preview"
+FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL: "chunk" (a download), "preview", "live"
 FILE_LABEL = "myapp.io/outputs-file"  # which file: a reader done with one file never deletes another's
 PURPOSES = ("chunk", "preview")
 
@@ -70,6 +70,18 @@ def chunk_reader_pod(namespace: str, task_run_id: int, relative_dir: str, path: 
     labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: purpose, FILE_LABEL: _file_key(path)}
     return _pod(namespace, chunk_reader_name(task_run_id, path, index, purpose), labels,
                 chunk_command(f"{MOUNT}/{relative_dir}/{path}", index * length, length), image)
+
+
+def live_reader_pod(namespace: str, task_run_id: int, relative_dir: str, path: str, sequence: int, length: int,
+                    image: str) -> dict[str, Any]:
+    """The reader printing the start (``length`` bytes) of one file of an attempt that still runs (its
+    metrics while it runs: myapp/outputs/live.py). The file changes between reads: each read has a name of
+    its own (``sequence``), never adopting an earlier read's pod."""
+    if not DIR.fullmatch(relative_dir) or not PATH.fullmatch(path):
+        raise ValueError(f"{relative_dir!r}/{path!r} is not a file in an attempt's outputs folder")
+    labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: "live", FILE_LABEL: _file_key(path)}
+    return _pod(namespace, f"myapp-outputs-live-{int(task_run_id)}-{_file_key(path)}-{int(sequence)}", labels,
+                chunk_command(f"{MOUNT}/{relative_dir}/{path}", 0, length), image)
 
 
 def _pod(namespace: str, name: str, labels: dict[str, str], argv: list[str], image: str) -> dict[str, Any]:

@@ -1,0 +1,76 @@
+"""An attempt's metrics while it runs on a Kubernetes claim (no S3 store): the platform cannot mount the
+claim, so until the attempt ends (when ``store.record`` copies its folder) its ``metrics.jsonl`` is read by a
+short-lived reader pod (``LiveReader``: myapp/backends/kubernetes/outputs.py) and kept as the attempt's
+``metrics.jsonl`` in the platform's outputs folder, where ``store.current`` reads it like a local attempt's.
+
+Each read costs a pod, so an attempt's file is read again only once its copy is ``MYAPP_CLAIM_METRICS_SECONDS``
+old (10 s; the copy's modification time is the clock every worker shares), and only its first
+``reader.CHUNK_BYTES`` (4 MiB; more lines than ``store.MAX_METRIC_LINES`` in any usual file). The copy is
+replaced whole at each read, and by the attempt's own copy when it ends."""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Protocol, runtime_checkable
+
+from ..fs.beneath import Folder, Refused
+from ..models import TaskRun
+from . import reader as outputs_reader
+from .declarations import METRICS_FILE
+from .store import on_claim, root
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PACE_SECONDS = 10.0
+
+
+@runtime_checkable
+class LiveReader(Protocol):
+    """A backend that reads the start of a running attempt's file off the claim (KubernetesBackend)."""
+
+    def read_running_output(self, namespace: str, task_run_id: int, relative_dir: str, path: str,
+                            length: int) -> outputs_reader.Chunk: ...
+
+
+def pace() -> float:
+    raw = os.environ.get("MYAPP_CLAIM_METRICS_SECONDS", "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else DEFAULT_PACE_SECONDS
+    except ValueError:
+        return DEFAULT_PACE_SECONDS
+
+
+def refresh(attempt: TaskRun, namespace: str, backend: object) -> bool:
+    """Copy the running attempt's metrics.jsonl off its claim when the copy here is older than pace();
+    whether it was copied. A file not written yet, or a reader that fails, leaves the copy as it was (or
+    empty) for another pace (said in the log at debug level)."""
+    if attempt.is_finished or not attempt.backend_ref or not on_claim(attempt) \
+            or not isinstance(backend, LiveReader):
+        return False
+    relative = f"{attempt.output_dir}/{METRICS_FILE}"
+    try:
+        with Folder.open(root() / namespace, create=True) as outputs:
+            try:
+                age = time.time() - outputs.stat(relative).st_mtime
+            except FileNotFoundError:
+                age = float("inf")
+            if age < pace():
+                return False
+            try:
+                chunk = backend.read_running_output(namespace, attempt.id, str(attempt.output_dir), METRICS_FILE,
+                                                    outputs_reader.CHUNK_BYTES)
+            except RuntimeError as exc:  # BackendError (this package does not import the backends)
+                log.debug("metrics of running task run %s not read off the claim: %s", attempt.id, exc)
+                chunk = None
+            outputs.make_dirs(str(attempt.output_dir))
+            if chunk is not None:
+                outputs.write(relative, chunk.data)
+            elif age == float("inf"):
+                outputs.write(relative, b"")  # the pace holds for failed reads too: one reader per pace
+            else:
+                outputs.utime(relative)
+            return chunk is not None
+    except (OSError, Refused) as exc:
+        log.warning("metrics of running task run %s not kept: %s", attempt.id, exc)
+        return False
