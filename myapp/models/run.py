@@ -168,6 +168,11 @@ class TaskRun(IdMixin, _Stateful, Model):
     requests: Mapped[dict[str, int] | None] = mapped_column(JSONType)
     preemptions: Mapped[int] = mapped_column(sa.Integer, default=0, server_default="0", nullable=False)
     preempted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
+    # Why it ended when the machine, not the program, ended it (myapp.backends.DISRUPTIONS: replica-lost,
+    # evicted, node-lost; "preempted" for admission's preemptions); NULL otherwise. A disruption is a failure
+    # (it counts against the task's retries), a preemption is not. The nodes it lost, kept off by the next.
+    cause: Mapped[str | None] = mapped_column(sa.String(32))
+    lost_nodes: Mapped[list[str] | None] = mapped_column(JSONType)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))

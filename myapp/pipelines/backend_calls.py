@@ -16,12 +16,12 @@ import sqlalchemy as sa
 from flask import current_app
 
 from ..admission.gate import admit as admit_to_group
-from ..backends import Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError
+from ..backends import DISRUPTIONS, Backend, BackendError, JobRef, JobState, LogArchive, PermanentBackendError, Status
 from ..extensions import db
 from ..models import InvalidTransition, Pipeline, PipelineRun, Project, RunToken, Task, TaskRun, TaskState
 from ..outputs import store as outputs_store
 from .scheduling import disabled_cluster
-from .timers import aware
+from .timers import aware, failures
 
 log = logging.getLogger(__name__)
 MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
@@ -52,6 +52,7 @@ def project_kept(project_id: int) -> bool:
 class BackendCalls:
     """Submit and poll attempts; RunController holds the state these read and write."""
     backend_for: Callable[[Task], Backend]
+    _project_held: bool  # this transaction holds a share of the run's project's row (project_kept)
     archive: LogArchive | None
     now: Callable[[], dt.datetime]
     _claims_to_read: list[tuple[int, str, Backend]]
@@ -75,8 +76,10 @@ class BackendCalls:
             return False
         if attempt.backend_retry_at is not None and self.now() < aware(attempt.backend_retry_at):
             return False
-        if not project_kept(run.project_id):
-            return False  # its project is being deleted: the delete takes the run with it, nothing is sent
+        if not self._project_held:  # once per transaction
+            if not project_kept(run.project_id):
+                return False  # its project is being deleted: the delete takes the run with it, nothing is sent
+            self._project_held = True
         if not admit_to_group(attempt, task, self.now(), self.backend_for, self.archive):
             return False  # its resource group has no room for it yet: its reason and queue position say why
         try:
@@ -155,6 +158,8 @@ class BackendCalls:
         if status.exit_code is not None:
             attempt.exit_code = status.exit_code
         if new == TaskState.FAILED:
+            if status.cause in DISRUPTIONS:
+                self._disrupted(attempt, task, backend, ref, status)
             self._failed(attempt, task)
         if attempt.is_finished and outputs_store.on_claim(attempt):
             self._claims_to_read.append((attempt.id, self._rows(run)[1].namespace, backend))
@@ -167,3 +172,22 @@ class BackendCalls:
             except BackendError as exc:  # the outcome stands; say what was left behind
                 attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
         return True
+
+    def _disrupted(self, attempt: TaskRun, task: Task, backend: Backend, ref: JobRef, status: Status) -> None:
+        """The machine ended the attempt (a replica killed, a pod evicted, a node lost): what is left of its
+        gang is stopped (a rank alone waits forever), the cause and the lost nodes are kept, and the reason says
+        what follows: the next attempt starts the whole gang again from the task's checkpoint, off those nodes
+        (a failure: it counts against the task's retries, myapp/pipelines/timers.failures)."""
+        attempt.cause = status.cause
+        attempt.lost_nodes = list(status.lost_nodes) or None
+        failed = failures(attempt)
+        if failed <= task.retries:
+            follows = (f"the whole gang restarts from its checkpoint (failure {failed} of the "
+                       f"{task.retries + 1} its retries allow)")
+        else:
+            follows = f"no retry left (failure {failed}; retries: {task.retries})"
+        attempt.reason = f"{status.reason}: {follows}"
+        try:
+            backend.cancel(ref)
+        except BackendError as exc:
+            attempt.reason = f"{attempt.reason} (stopping the rest of the gang failed: {exc})"

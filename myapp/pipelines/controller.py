@@ -55,6 +55,7 @@ from .scheduling import admission, disabled_cluster, project_full, run_task_ids
 from .timers import IDLE_RECHECK, Timers, aware, failures
 from .trials import without_serving
 
+PREEMPTED = "preempted"  # TaskRun.cause of an attempt admission stopped (beside myapp.backends.DISRUPTIONS)
 MAX_PASSES = 20  # a pass that changed something is followed by another, up to this many
 BackendFor = Callable[[Task], Backend]
 
@@ -228,6 +229,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         self._created.clear()
         self._tokens_put.clear()
         self._held = []  # expired by the last commit
+        self._project_held = False
         self._namespace = None
         run = self._lock(run_id)
         if run is None or run.is_finished:
@@ -272,11 +274,16 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         created, self._created = self._created, set()
         run = self._lock(run_id)
         if run is not None and not run.is_finished:
-            rows = db.session.execute(  # the created attempts with their tasks and the run's token, in one round trip
+            # The created attempts with their tasks and the run's token, in one round trip, holding a share
+            # of the project's row (backend_calls.project_kept): none if a delete of the project has it.
+            rows = db.session.execute(
                 sa.select(TaskRun, Task, RunToken).join(Task, Task.id == TaskRun.task_id)
+                .join(Project, Project.id == TaskRun.project_id)
                 .outerjoin(RunToken, RunToken.pipeline_run_id == TaskRun.pipeline_run_id)
                 .where(TaskRun.pipeline_run_id == run_id, TaskRun.task_id.in_({t for t, _ in created}))
-                .order_by(TaskRun.task_id, TaskRun.attempt)).all()
+                .order_by(TaskRun.task_id, TaskRun.attempt)
+                .with_for_update(of=Project, key_share=True, skip_locked=True)).all()
+            self._project_held = bool(rows)
             for attempt, task, token in rows:
                 if (attempt.task_id, attempt.attempt) in created:
                     self._submit(run, attempt, task, token)
@@ -330,6 +337,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
                     retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions)
             elif attempt.state == TaskState.CANCELLED and attempt.preempted_at is not None:
                 started.add(task_id)  # preempted (myapp/admission/gate.py): again at once, not a failure
+                attempt.cause = attempt.cause or PREEMPTED
                 retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions + 1)
             elif attempt.is_finished:
                 final[task_id] = attempt.state

@@ -1,17 +1,19 @@
 """From SQL rows to the plain data rendering takes: one place, used by preview and submission."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
 
 from ..errors import DomainError, Kind
 from ..extensions import db
-from ..models import ClusterKind, JobTemplate, Pipeline, Project, Quota, ResourceGroup, Task
+from ..models import ClusterKind, JobTemplate, Pipeline, Project, Quota, ResourceGroup, Task, TaskRun
 from ..outputs import checkpoints
 from ..outputs.declarations import attempt_dir, resolve, sample_paths
 from ..rendering import ArgumentError, RenderContext, RenderError, render, validate_args
 from ..rendering import ResourceGroup as GroupSpec
+from ..rendering.context import MAX_AVOIDED_NODES
 from ..rendering.contract import run_token_secret
 from ..rendering.image_choice import with_image
 from ..rendering.kinds import pipeline_refusal
@@ -70,8 +72,17 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
                         resource_group=group_spec(group),
                         api_token_secret=run_token_secret(run_id) if run_id != "" else "", output_dir=output_dir,
                         checkpoint_dir=checkpoint_dir)
+    if isinstance(run_id, int) and attempt > 1:  # a gang restarted after losing nodes keeps off them
+        ctx = replace(ctx, avoid_nodes=lost_nodes(run_id, task.id))
     return render(with_image(template_data(template), task_image(task)), task.args if args is None else args, ctx,
                   task.resources or None)
+
+
+def lost_nodes(run_id: int, task_id: int) -> tuple[str, ...]:
+    """The nodes earlier attempts of the task in this run lost (TaskRun.lost_nodes: evicted, NotReady)."""
+    rows = db.session.scalars(sa.select(TaskRun.lost_nodes).where(
+        TaskRun.pipeline_run_id == run_id, TaskRun.task_id == task_id, TaskRun.lost_nodes.is_not(None)))
+    return tuple(sorted({str(node) for nodes in rows for node in nodes or ()}))[:MAX_AVOIDED_NODES]
 
 
 def task_image(task: Task) -> str | None:

@@ -6828,12 +6828,14 @@ export interface components {
             } | null;
             /** Format: date-time */
             backend_retry_at: string | null;
+            cause: string | null;
             /** Format: date-time */
             created_at: string;
             exit_code: number | null;
             /** Format: date-time */
             finished_at: string | null;
             id: number;
+            lost_nodes: string[] | null;
             manifests: {
                 [key: string]: unknown;
             }[];

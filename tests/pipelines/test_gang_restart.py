@@ -1,0 +1,99 @@
+"""A gang the cluster took a replica from is started again whole, from its checkpoint, on healthy capacity:
+through the run controller, the real Kubernetes backend and the API-server double (a node going NotReady,
+a pod evicted). The machine's failures count against the task's retries; the reason is on the attempt."""
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from tests.k8s_double import ApiServerDouble
+from tests.pipelines.support import make_pipeline
+
+
+def attempts(app, run_id):
+    from myapp.extensions import db
+    from myapp.models import TaskRun
+
+    with app.app_context():
+        return db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)
+                                  .order_by(TaskRun.attempt)).all()
+
+
+def start(app, controller, double: ApiServerDouble, attempt) -> dict[str, str]:
+    """The operator's and the scheduler's part for the attempt's PyTorchJob: running pods bound to nodes."""
+    ref = attempt.backend_ref
+    double.set_status("kubeflow.org/v1", "PyTorchJob", ref["namespace"], ref["primary"]["name"],
+                      {"conditions": [{"type": "Running", "status": "True"}]})
+    placed = double.start_replicas(ref["namespace"], ref["primary"]["name"])
+    with app.app_context():
+        controller.reconcile(attempt.pipeline_run_id)
+    return placed
+
+
+def checkpoint_mounts(manifests):
+    """(claim, subPath) of every checkpoint mount in the manifests."""
+    out = set()
+    for replica in manifests[0]["spec"]["pytorchReplicaSpecs"].values():
+        spec = replica["template"]["spec"]
+        claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"]
+                  if "persistentVolumeClaim" in v}
+        out |= {(claims[m["name"]], m["subPath"]) for c in spec["containers"] for m in c["volumeMounts"]
+                if m["mountPath"].startswith("/myapp/checkpoints")}
+    return out
+
+
+def test_a_node_not_ready_restarts_the_gang_from_its_checkpoint_elsewhere(app, catalog, double, k8s_backend):
+    from myapp.pipelines.controller import RunController
+
+    for name in ("node-a", "node-b"):
+        double.add_node(name)
+    run_id, _ = make_pipeline(app, catalog, {"train": {"template": "pytorch-ddp", "args": {"workers": 1},
+                                                       "retries": 1}}, [])
+    controller = RunController(lambda task: k8s_backend)
+    with app.app_context():
+        controller.reconcile(run_id)
+    (first,) = attempts(app, run_id)
+    assert set(start(app, controller, double, first).values()) == {"node-a"}
+    assert attempts(app, run_id)[0].state.value == "running"
+
+    double.set_node_ready("node-a", False)
+    with app.app_context():
+        controller.reconcile(run_id)
+    lost, again = attempts(app, run_id)
+    assert (lost.state.value, lost.cause, lost.lost_nodes) == ("failed", "node-lost", ["node-a"])
+    assert lost.reason.startswith("master-0 lost with its node from node node-a (DeletionByTaintManager)")
+    assert lost.reason.endswith(": the whole gang restarts from its checkpoint (failure 1 of the 2 its retries "
+                                "allow)")
+    assert double.get("kubeflow.org/v1", "PyTorchJob", lost.backend_ref["namespace"],
+                      lost.backend_ref["primary"]["name"]) is None  # what was left of the gang is stopped
+    assert again.attempt == 2 and again.state.value == "pending"
+    assert checkpoint_mounts(again.manifests) == checkpoint_mounts(lost.manifests) != set()  # the same claim
+    assert set(start(app, controller, double, again).values()) == {"node-b"}  # the lost node is not chosen again
+    double.set_node_ready("node-a", True)  # back: still avoided by this task's gang
+    assert double.get("kubeflow.org/v1", "PyTorchJob", again.backend_ref["namespace"],
+                      again.backend_ref["primary"]["name"])["spec"]["pytorchReplicaSpecs"]["Master"]["template"][
+        "spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["node-a"]}]}]}
+
+
+def test_an_eviction_with_no_retry_left_fails_the_task_saying_so(app, catalog, double, k8s_backend):
+    from kubernetes import client
+
+    from myapp.pipelines.controller import RunController
+
+    double.add_node("node-a")
+    run_id, _ = make_pipeline(app, catalog, {"train": {"template": "pytorch-ddp", "args": {"workers": 1}}}, [])
+    controller = RunController(lambda task: k8s_backend)
+    with app.app_context():
+        controller.reconcile(run_id)
+    (first,) = attempts(app, run_id)
+    worker = next(pod for pod in start(app, controller, double, first) if "worker" in pod)
+    namespace = first.backend_ref["namespace"]
+    client.CoreV1Api(double.api_client()).create_namespaced_pod_eviction(
+        worker, namespace, client.V1Eviction(metadata=client.V1ObjectMeta(name=worker, namespace=namespace)))
+    with app.app_context():
+        state = controller.reconcile(run_id)
+    (lost,) = attempts(app, run_id)
+    assert state.value == "failed" and (lost.cause, lost.lost_nodes) == ("evicted", ["node-a"])
+    assert lost.reason == ("worker-0 evicted from node node-a (EvictionByEvictionAPI): no retry left "
+                           "(failure 1; retries: 0)")
