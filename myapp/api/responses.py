@@ -334,7 +334,9 @@ ARGS_SCHEMA = component("ArgsSchema", obj({
                                                                  "description": STRING})},
     # The template's grace period, SIGTERM -> SIGKILL in seconds (myapp/outputs/checkpoints.py).
     "x-grace-period": INTEGER,
-}, optional=("type", "properties", "required", "additionalProperties", "x-outputs", "x-grace-period")))
+    "x-elastic": obj({"min": INTEGER, "max": INTEGER}),
+}, optional=("type", "properties", "required", "additionalProperties", "x-outputs", "x-grace-period",
+             "x-elastic")))
 
 # ---- pipelines, runs and task runs (myapp/api/pipelines.py, task_runs.py, streams.py) ----------------------------
 GRAPH = component("PipelineGraph", obj({

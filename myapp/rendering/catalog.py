@@ -23,6 +23,7 @@ from myapp.outputs.declarations import OUTPUTS_KEY, OutputError, check_declarati
 from myapp.rendering.args import SchemaError, check_property
 from myapp.rendering.errors import CatalogError
 from myapp.rendering.kinds import KINDS
+from myapp.rendering.kinds.training import ELASTIC_KEY, check_elastic
 from myapp.rendering.names import is_dns1123_label
 from myapp.rendering.pod import SECRET_REF
 from myapp.rendering.policy import SECRET_LIKE
@@ -32,8 +33,8 @@ CATALOG_ROOT = Path(os.environ.get("MYAPP_CATALOG_ROOT") or Path(__file__).resol
 TEMPLATE_FILE = "template.yaml"
 REQUIRED_FILES = ("README.md", "Dockerfile")
 FIELDS = ("name", "version", "description", "category", "kind", "image", "command", "args", "outputs", "resources",
-          "env", "checkpoints", "grace_period")
-OPTIONAL_FIELDS = frozenset({"args", "outputs", "env", "checkpoints", "grace_period"})
+          "env", "checkpoints", "grace_period", "elastic")
+OPTIONAL_FIELDS = frozenset({"args", "outputs", "env", "checkpoints", "grace_period", "elastic"})
 VERSION = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?")
 CATEGORY = re.compile(r"[a-z][a-z0-9-]{0,30}")
 IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
@@ -119,6 +120,11 @@ def load_template(folder: Path) -> dict[str, Any]:
             args_schema[GRACE_KEY] = check_grace(raw["grace_period"])
         except ValueError as exc:
             raise fail("grace_period", str(exc)) from None
+    if "elastic" in raw:  # torchrun with a min:max rendezvous (myapp/rendering/kinds/training.py)
+        try:
+            args_schema[ELASTIC_KEY] = check_elastic(raw["elastic"], kind)
+        except ValueError as exc:
+            raise fail("elastic", str(exc)) from None
     return {
         "name": raw["name"],
         "version": raw["version"],

@@ -5602,6 +5602,10 @@ export interface components {
             required?: string[];
             /** @enum {string} */
             type?: "object";
+            "x-elastic"?: {
+                max: number;
+                min: number;
+            };
             "x-outputs"?: {
                 [key: string]: {
                     description: string;

@@ -395,7 +395,9 @@ class Planner(ContainerEnv):
     def _argv(self, argv: list[str], entry: EntryMap, every_python: bool, python: str | None = None) -> list[str]:
         out = []
         for index, token in enumerate(argv):
-            if (index == 0 or every_python) and PYTHON_NAME.fullmatch(os.path.basename(token)):
+            if index == 0 and token == "torchrun":  # elastic PyTorch: torchrun is the job's python's torch
+                out += [python or self.python, "-m", "torch.distributed.run"]
+            elif (index == 0 or every_python) and PYTHON_NAME.fullmatch(os.path.basename(token)):
                 out.append(python or self.python)  # the image's interpreter: its environment's, or the host's
             else:
                 out.append(entry.map(token))

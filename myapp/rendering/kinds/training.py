@@ -1,9 +1,13 @@
 """Kubeflow training-operator kinds: PyTorchJob, TFJob, XGBoostJob, MPIJob."""
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..engine import render_object
+from ..errors import ArgumentError
 from .base import Build, Kind
 
 # The platform retries a failed task as a new attempt, so replicas are never restarted in
@@ -12,6 +16,15 @@ from .base import Build, Kind
 CLEAN_POD_POLICY = "Running"
 MPI_WORKER_COMMAND = ["sleep"]
 MPI_WORKER_ARGS = ["365d"]  # workers idle; the launcher's mpirun execs the program in them
+# Elastic PyTorch (template.yaml ``elastic: {min, max}``, kept in the argument schema under this key): every
+# replica runs torchrun, which meets the others at a c10d rendezvous on the Master's address and port (the
+# operator's MASTER_ADDR / MASTER_PORT, expanded by the kubelet, or the local backend, in the command) and
+# restarts the workers, up to MAX_RESTARTS times, whenever a member comes or goes within min..max replicas.
+ELASTIC_KEY = "x-elastic"
+MAX_ELASTIC_REPLICAS = 64
+MAX_RESTARTS = 3
+RDZV_ENDPOINT = "$(MASTER_ADDR):$(MASTER_PORT)"
+_PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")
 
 
 def run_policy(b: Build, total_pods: int) -> dict[str, Any]:
@@ -44,7 +57,41 @@ def build_pytorch(b: Build) -> list[dict]:
     replicas = [_replica("Master", 1, b)]
     if b.args["workers"] > 0:
         replicas.append(_replica("Worker", b.args["workers"], b))
-    return _render("pytorchjob.yaml.j2", b, replicas)
+    elastic = (b.template.get("args_schema") or {}).get(ELASTIC_KEY)
+    if not elastic:
+        return _render("pytorchjob.yaml.j2", b, replicas, elastic_policy=None)
+    low, high = elastic["min"], elastic["max"]
+    if not low <= 1 + b.args["workers"] <= high:
+        raise ArgumentError("workers", f"the template runs {low} to {high} replicas (elastic): workers must be "
+                                       f"from {low - 1} to {high - 1}")
+    policy = {"minReplicas": low, "maxReplicas": high, "rdzvBackend": "c10d", "maxRestarts": MAX_RESTARTS,
+              "nProcPerNode": 1}
+    return _render("pytorchjob.yaml.j2", b, replicas, command=torchrun(b.command, b.name, low, high),
+                   elastic_policy=policy)
+
+
+def torchrun(command: list[str], job: str, low: int, high: int) -> list[str]:
+    """The template's command under torchrun with a min:max rendezvous (``python script.py`` runs the script,
+    anything else with --no-python)."""
+    if len(command) >= 2 and _PYTHON.fullmatch(os.path.basename(command[0])) and not command[1].startswith("-"):
+        program = command[1:]
+    else:
+        program = ["--no-python", *command]
+    return ["torchrun", f"--nnodes={low}:{high}", "--nproc-per-node=1", "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={RDZV_ENDPOINT}", f"--rdzv-id={job}", f"--max-restarts={MAX_RESTARTS}", *program]
+
+
+def check_elastic(value: Any, kind: str) -> dict[str, int]:
+    """template.yaml's ``elastic``: {min, max} replicas of a PyTorchJob, 1 <= min <= max <= 64 (ValueError)."""
+    if kind != "pytorchjob":
+        raise ValueError(f"only a pytorchjob template can be elastic, not a {kind}")
+    if not isinstance(value, Mapping) or set(value) != {"min", "max"}:
+        raise ValueError("must be a mapping with exactly min and max")
+    low, high = value["min"], value["max"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) \
+            or not 1 <= low <= high <= MAX_ELASTIC_REPLICAS:
+        raise ValueError(f"needs whole numbers 1 <= min <= max <= {MAX_ELASTIC_REPLICAS}, got {dict(value)}")
+    return {"min": low, "max": high}
 
 
 def build_tf(b: Build) -> list[dict]:

@@ -126,3 +126,23 @@ def test_gang_podgroup_is_accepted(tmp_path):
     assert manifests[0]["kind"] == "PodGroup"
     ref, run = planner(tmp_path).plan(manifests)
     assert ref.primary.kind == "PyTorchJob" and len(run["replicas"]) == 2
+
+
+def test_plan_of_elastic_pytorch_runs_torchrun_at_the_masters_address(tmp_path):
+    from myapp.rendering import render
+    from myapp.rendering.catalog import load_template
+    from tests.rendering.test_elastic import elastic_copy
+
+    catalog = tmp_path / "catalog"
+    template = load_template(elastic_copy(catalog, elastic={"min": 1, "max": 3}))
+    ref, run = Planner(workdir=tmp_path / "work", catalog_root=catalog).plan(
+        render(template, {"workers": 1}, make_ctx()))
+    ports = set()
+    for replica in run["replicas"]:
+        argv, env = replica["containers"][-1]["argv"], replica["containers"][-1]["env"]
+        assert argv[:3] == [sys.executable, "-m", "torch.distributed.run"]  # torchrun, from the job's python
+        assert argv[3] == "--nnodes=1:3" and f"--rdzv-id={ref.job_name}" in argv
+        assert f"--rdzv-endpoint=127.0.0.1:{env['MASTER_PORT']}" in argv
+        assert argv[argv.index("--max-restarts=3") + 1] == str(catalog / "pytorch-ddp" / "main.py")
+        ports.add(env["MASTER_PORT"])
+    assert len(ports) == 1  # one rendezvous for the gang
