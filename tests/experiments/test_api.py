@@ -98,8 +98,11 @@ def test_yaml_import_creates_then_replaces_until_started(user, pipeline):
     assert (first["state"], first["max_trials"], first["early_stopping"]["kind"]) == ("created", 6, "median")
     again = user.post("/api/v1/experiment/import", json={"yaml": text.replace("tpe", "random")}).get_json()
     assert (again["id"], again["algorithm"]) == (first["id"], "random")
-    bad = user.post("/api/v1/experiment/import", json={"yaml": text.replace("name: lr", "name: momentum")})
-    assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == "search_space[0].name"
+    for wrong, field in [(("name: lr", "name: momentum"), "search_space[0].name"),
+                         (("high: 0.5", "high: 0.0005"), "search_space[0].high"),
+                         (("max_trials: 6", "max_trials: 0"), "max_trials")]:
+        bad = user.post("/api/v1/experiment/import", json={"yaml": text.replace(*wrong)})  # as `experiment apply`
+        assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == field, (wrong, bad.get_json())
     assert user.post(f"/api/v1/experiment/{first['id']}/start").status_code == 200
     late = user.post("/api/v1/experiment/import", json={"yaml": text})
     assert late.status_code == 409 and late.get_json()["errors"][0]["field"] == "name"

@@ -98,9 +98,10 @@ def test_an_experiment_survives_a_restart_of_web_and_beat(app, catalog, tmp_path
         experiment_id = answer.json()["id"]
 
         # Once a trial has completed and others run, web and beat die; the running trials' jobs end meanwhile.
-        _, rows = wait_until(lambda: (found := trial_rows(app, experiment_id)) and any(
-            s == "complete" for _, s, _ in found[1]) and any(s == "running" for _, s, _ in found[1]) and found,
-            timeout=120, interval=0.2, what=lambda: f"a trial complete and one running: {log.read_text()[-2000:]}")
+        wait_until(lambda: (found := trial_rows(app, experiment_id)[1]) and any(s == "complete" for _, s, _ in found)
+                   and any(s == "running" for _, s, _ in found),
+                   timeout=120, interval=0.2,
+                   what=lambda: f"a trial complete and one running: {log.read_text()[-2000:]}")
         kill(processes.pop("web"))
         kill(processes.pop("beat"))
         running = [r for _, s, r in trial_rows(app, experiment_id)[1] if s == "running"]

@@ -31,6 +31,7 @@ from .retry import KubeApiError
 
 DEFAULT_IMAGE = "python:3.12-slim"  # the reader needs a Python 3; MYAPP_OUTPUTS_READER_IMAGE for a mirror
 WAIT_SECONDS = 120.0  # how long the worker waits for a reader (pulling its image the first time included)
+LIVE_WAIT_SECONDS = 30.0  # for a running attempt's metrics (fetch_live)
 # Waiting reasons no wait cures: the worker gives up at once instead of holding its pass for WAIT_SECONDS.
 HOPELESS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError",
                       "CreateContainerError"})
@@ -84,9 +85,10 @@ def fetch_chunk(backend: ReaderHost, namespace: str, task_run_id: int, relative_
 
 
 def fetch_live(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str, path: str, length: int,
-               wait: float = WAIT_SECONDS) -> Chunk:
+               wait: float = LIVE_WAIT_SECONDS) -> Chunk:
     """The start (``length`` bytes) of one file of an attempt that still runs, by one reader pod of its own
-    (named after the moment of the read), deleted whatever happened."""
+    (named after the moment of the read), deleted whatever happened. It waits less than an ended attempt's
+    reader: a look at an experiment waits for it, and the next look reads again."""
     pod = live_reader_pod(namespace, task_run_id, relative_dir, path, time.time_ns() // 1_000_000, length, image())
     lines = _run(backend, pod, wait)
     try:
