@@ -93,10 +93,23 @@ def test_trials_run_as_pytorchjobs_and_are_pruned_from_the_claims_metrics(app, c
             return
         wait_until(lambda: look()[number][:2] == ("running", curve), timeout=30,
                    what=lambda: f"trial {number}'s curve while it runs: {look()}")
+        if number == 2:  # at the default pace, more looks read the claim no more
+            for _ in range(3):
+                look()
+            assert len(live_reads(name)) == 1
         double.set_status(*PYTORCH, namespace, name, {"conditions": [{"type": "Succeeded", "status": "True"}]})
         wait_until(lambda: look()[number][0] == "complete", timeout=30, what=lambda: f"trial {number}: {look()}")
 
+    def live_reads(job: str) -> list[dict]:
+        with app.app_context():
+            ids = {str(a.id) for a in db.session.scalars(sa.select(TaskRun).where(TaskRun.backend_ref.isnot(None)))
+                   if a.backend_ref["primary"]["name"] == job and a.backend_ref["namespace"] == namespace}
+        return [p for p in double.readers.seen if p["metadata"]["labels"].get("myapp.io/outputs-fetch") == "live"
+                and p["metadata"]["labels"]["myapp.io/outputs-reader"] in ids]
+
     for number in (0, 1, 2):
+        if number == 2:
+            monkeypatch.setenv("MYAPP_CLAIM_METRICS_SECONDS", "3600")
         trial(number)
     with app.app_context():
         experiment = db.session.get(Experiment, experiment_id)
