@@ -9,7 +9,7 @@ from marshmallow import fields, validate
 
 from ..extensions import db
 from ..inputs.fields import DnsLabel, Int, StrictSchema
-from ..models import Project, ProjectMember, ProjectRole, User
+from ..models import PipelineRun, Project, ProjectMember, ProjectRole, User
 from ..notebooks.states import project_attempts
 from ..pipelines.release import project_builds, project_runs
 from ..projects.work import running_work
@@ -84,10 +84,13 @@ class ProjectApi(ResourceApi):
         on_commit(lambda: forget_memberships(user_id))
 
     def before_delete(self, obj: Project) -> None:
-        # Its row first (FOR UPDATE): a controller submitting a job of the project holds a share of it
-        # until its commit (pipelines/backend_calls.project_kept), so what its runs started is read below
-        # after any such commit, and no submission starts once this is taken.
-        db.session.execute(sa.select(Project.id).where(Project.id == obj.id).with_for_update())
+        # Its row first (FOR NO KEY UPDATE): a controller submitting a job of the project holds a share of it
+        # until its commit (pipelines/backend_calls.project_kept), and none starts once this is taken; then its
+        # runs' rows, the controllers' lock, in their order (a pass under way ends first, none waits on this
+        # delete): what its runs started is read below after any such commit, and the rows go without a deadlock.
+        db.session.execute(sa.select(Project.id).where(Project.id == obj.id).with_for_update(key_share=True))
+        db.session.execute(sa.select(PipelineRun.id).where(PipelineRun.project_id == obj.id)
+                           .order_by(PipelineRun.id).with_for_update())
         user_ids = db.session.scalars(sa.select(ProjectMember.user_id).filter_by(project_id=obj.id)).all()
         on_commit(lambda: forget_memberships(*user_ids))
         # Its notebooks' rows go with it: a worker stops what they run and removes their folders.

@@ -40,13 +40,13 @@ TASK_STATE_OF_JOB: dict[JobState, TaskState] = {
 
 def project_kept(project_id: int) -> bool:
     """Whether the project is there and no delete of it is under way, holding a share of its row until this
-    transaction ends (PostgreSQL: FOR KEY SHARE). A project's delete (api/projects.py) takes its row
-    FOR UPDATE before it reads what its runs started: it waits for a submission that holds the share to
-    commit, and then sees its job; a submission that finds the row taken skips it (never waits: it holds
-    its run's row, which the delete will take) and the delete takes the run along. On SQLite the one
-    writer orders the two."""
+    transaction ends (PostgreSQL: FOR SHARE). A project's delete (api/projects.py) takes its row (FOR NO KEY
+    UPDATE) before it reads what its runs started: it waits for a submission that holds the share to commit,
+    and then sees its job; a submission that finds the row taken skips it (it never waits: it holds its run's
+    row, which the delete takes next) and the delete takes the run along. On SQLite the one writer orders
+    the two."""
     return db.session.scalar(sa.select(Project.id).where(Project.id == project_id)
-                             .with_for_update(key_share=True, skip_locked=True)) is not None
+                             .with_for_update(read=True, skip_locked=True)) is not None
 
 
 class BackendCalls:

@@ -282,7 +282,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
                 .outerjoin(RunToken, RunToken.pipeline_run_id == TaskRun.pipeline_run_id)
                 .where(TaskRun.pipeline_run_id == run_id, TaskRun.task_id.in_({t for t, _ in created}))
                 .order_by(TaskRun.task_id, TaskRun.attempt)
-                .with_for_update(of=Project, key_share=True, skip_locked=True)).all()
+                .with_for_update(of=Project, read=True, skip_locked=True)).all()
             self._project_held = bool(rows)
             for attempt, task, token in rows:
                 if (attempt.task_id, attempt.attempt) in created:
