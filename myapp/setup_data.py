@@ -141,12 +141,13 @@ def ensure_demo_pipeline(project: Project) -> Pipeline:
         "name": "digits", "project": project.name,
         "description": "Train a digits classifier with PyTorch DDP, register it, serve it.",
         # Run with another learning rate: `myapp pipeline run digits --param lr=0.01`, or Run in the editor;
-        # the experiment digits-search (ensure_demo_experiment) searches both.
-        "parameters": {"lr": 0.05, "hidden": 128},
+        # the experiment digits-search (ensure_demo_experiment) searches both. epoch_seconds slows each epoch
+        # down (the trainer saves a checkpoint per epoch and resumes from it: docs/checkpoints.md).
+        "parameters": {"lr": 0.05, "hidden": 128, "epoch_seconds": 0},
         "tasks": [
             {"name": "train", "template": "pytorch-ddp",
              "args": {"workers": 1, "epochs": 12, "lr": "{{ params.lr }}", "hidden": "{{ params.hidden }}",
-                      "output_path": str(model)},
+                      "epoch_seconds": "{{ params.epoch_seconds }}", "output_path": str(model)},
              "timeout": 1800},
             {"name": "register", "template": "model-register", "depends_on": ["train"],
              "args": {"model_name": "digits", "model_path": str(model), "framework": "pytorch",

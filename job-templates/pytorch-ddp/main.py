@@ -7,6 +7,12 @@ step = epoch: the platform charts them and records their last values on the regi
 prints the final test accuracy and saves a checkpoint: the model's
 state_dict plus what a server needs to rebuild and feed it (layer sizes, input scaling), which
 is what the deploy-service template loads.
+
+Checkpoints (docs/checkpoints.md): after every epoch rank 0 saves the model and optimizer state to
+MYAPP_CHECKPOINT_DIR with myapp.checkpoint (atomically); an attempt that finds a complete checkpoint there
+(the task's earlier attempt was preempted or failed) resumes after its epoch, so an attempt stopped
+mid-training loses at most the epoch it was in. --epoch-seconds slows each epoch down to at least that long
+(tests stop it mid-training).
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -25,6 +32,15 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
+try:  # the platform's job helper (docs/checkpoints.md)
+    from myapp.checkpoint import load_latest, save
+except ImportError:  # an image without it: every attempt starts over
+    def load_latest(*_args, **_kwargs):
+        return None
+
+    def save(*_args, **_kwargs):
+        return None
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -34,6 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--output-path", default="/mnt/output/model.pt")
+    parser.add_argument("--epoch-seconds", type=float, default=0.0,
+                        help="make each epoch last at least this long (0: as fast as it trains)")
     return parser.parse_args(argv)
 
 
@@ -75,6 +93,17 @@ def accuracy_on(model: nn.Module, data: TensorDataset) -> float:
         return (model(x).argmax(dim=1) == y).float().mean().item()
 
 
+def resume(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
+    """Load the newest complete checkpoint, if any, into the model and optimizer: the epochs it covers."""
+    found = load_latest()
+    if found is None:
+        return 0
+    state = torch.load(found.path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return found.step
+
+
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
     rank, world = init_distributed()
@@ -86,8 +115,12 @@ def main(argv: list[str] | None = None) -> float:
         nn.Linear(64, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10)))
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
+    start = resume(model.module, optimizer)
+    if rank == 0 and start:
+        print(f"resuming from epoch {start} (its checkpoint)", flush=True)
 
-    for epoch in range(args.epochs):
+    for epoch in range(start, args.epochs):
+        began = time.monotonic()
         sampler.set_epoch(epoch)  # a different shuffle per epoch, consistent across ranks
         model.train()
         total = torch.zeros(2)
@@ -98,11 +131,14 @@ def main(argv: list[str] | None = None) -> float:
             optimizer.step()
             total += torch.tensor([loss.item() * len(y), len(y)])
         dist.all_reduce(total)
+        time.sleep(max(0.0, args.epoch_seconds - (time.monotonic() - began)))
         if rank == 0:
             accuracy = accuracy_on(model.module, test)  # the same weights on every rank after DDP's step
             print(f"epoch {epoch + 1}/{args.epochs} loss {total[0] / total[1]:.4f}", flush=True)
             report(epoch + 1, "loss", float(total[0] / total[1]))
             report(epoch + 1, "accuracy", accuracy)
+            save(epoch + 1, lambda fh: torch.save({"model": model.module.state_dict(),
+                                                   "optimizer": optimizer.state_dict()}, fh), unit="epoch")
 
     accuracy = accuracy_on(model.module, test)
     if rank == 0:

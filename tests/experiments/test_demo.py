@@ -15,7 +15,7 @@ def test_the_demo_experiment_searches_lr_and_hidden_units(app, catalog):
         db.session.add(project)
         db.session.commit()
         pipeline = ensure_demo_pipeline(project)
-        assert pipeline.parameters == {"lr": 0.05, "hidden": 128}
+        assert pipeline.parameters == {"lr": 0.05, "hidden": 128, "epoch_seconds": 0}
         experiment = ensure_demo_experiment(pipeline)
         assert (experiment.name, experiment.state.value, experiment.max_trials, experiment.parallel_trials) == (
             "digits-search", "created", 12, 2)
