@@ -105,6 +105,18 @@ def latest_manifest(where: str | os.PathLike[str]) -> dict[str, Any] | None:
     return None
 
 
+def parse_manifest(name: str, data: bytes) -> dict[str, Any] | None:
+    """A manifest file's content if it is whole (the platform reads the files its own way), else None."""
+    match = NAME.fullmatch(name)
+    if not match or len(data) > MAX_MANIFEST:
+        return None
+    try:
+        manifest = json.loads(data)
+    except ValueError:
+        return None
+    return manifest if _whole(manifest, int(match.group(1))) else None
+
+
 def _manifests(root: Path) -> list[dict[str, Any]]:
     """Whole manifests in the folder, newest step first."""
     found = []

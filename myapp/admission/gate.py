@@ -34,6 +34,7 @@ from ..extensions import db
 from ..models import (
     Notebook,
     PipelineRun,
+    Project,
     ResourceGroup,
     RunState,
     Task,
@@ -45,6 +46,7 @@ from ..notebooks.lifecycle import render_notebook
 from ..scheduler.model import Running, Waiting
 from ..scheduler.policy import decide
 from ..scheduler.quota import Ledger
+from .checkpoints import resumes, with_checkpoint_times
 from .group_state import Entry, Snapshot, discovered, nodes_of, notebook_job, snapshot
 from .usage import requested
 
@@ -76,13 +78,16 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
         attempt.requests = requested(attempt.manifests).as_dict()
     db.session.flush()  # this pass's own submits count as running
     snap = snapshot(group, nodes)
+    with_checkpoint_times(snap, backend_for(task))
     key = str(attempt.id)
     if key not in snap.entries:  # never so: the controller submits only in running runs
         attempt.reason = "waiting: not in its resource group's queue (its run is not running)"
         return False
     decision = snap.decide(now)
     started = {s.job_id: s.placement for s in decision.starts}
-    stopped = [_preempt(snap, snap.entries[k], now, backend_for, archive) for k in decision.preempt]
+    beneficiary = db.session.get(Project, attempt.project_id)
+    stopped = [_preempt(snap, snap.entries[k], now, backend_for, archive, beneficiary.name if beneficiary else "")
+               for k in decision.preempt]
     if key in started and all(stopped):
         attempt.placement = started[key]
         attempt.queue_position = None
@@ -195,7 +200,7 @@ def _wake(run_ids: Iterable[int], now: dt.datetime) -> None:
 
 
 def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, backend_for: Callable[[Task], Backend],
-             archive: LogArchive | None) -> bool:
+             archive: LogArchive | None, beneficiary: str = "") -> bool:
     """Stop a running attempt the decision preempts, and have its run start the task again (a new attempt,
     `preemptions` one more, not a failure). False if its run is held by a pass right now (next time)."""
     locked = db.session.scalar(sa.select(PipelineRun.id).where(PipelineRun.id == entry.run_id)
@@ -207,7 +212,7 @@ def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, backend_for: Callab
     if victim is None or victim.state not in TASK_ACTIVE or run is None:
         return True  # it ended meanwhile: its room is free anyway
     task = db.session.get(Task, victim.task_id)
-    left = ""
+    left, backend = "", None
     if victim.backend_ref:
         backend = backend_for(task)
         ref = JobRef.from_dict(victim.backend_ref)
@@ -225,9 +230,11 @@ def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, backend_for: Callab
     borrowed = snap.ledger is not None and snap.ledger.borrowing(str(entry.project_id))
     why = "its project's quota was borrowed and its owner took it back" if borrowed else \
         f"the {snap.group.policy} policy gave its room to another job"
-    victim.transition(TaskState.CANCELLED, f"preempted in resource group {snap.group.name}: {why} "
+    whose = f" for project {beneficiary}'s quota" if borrowed and beneficiary else ""
+    victim.transition(TaskState.CANCELLED, f"preempted in resource group {snap.group.name}{whose}: {why} "
                                            f"(preemption {count} of at most {snap.group.max_preemptions}); "
-                                           f"the task starts again{left}", now)
+                                           f"the task {resumes(backend, entry, victim.started_at, now)}{left}",
+                      now)
     victim.preempted_at = now
     run.next_reconcile_at = now
     return True

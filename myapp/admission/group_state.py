@@ -20,6 +20,7 @@ from ..models import (
     JobTemplate,
     Notebook,
     PipelineRun,
+    Project,
     Quota,
     ResourceGroup,
     RunState,
@@ -29,6 +30,7 @@ from ..models import (
 )
 from ..models.states import TASK_ACTIVE
 from ..notebooks.lifecycle import ACTIVE, render_notebook
+from ..outputs.checkpoints import SWITCH_ARG as CHECKPOINT_SWITCH
 from ..scheduler.model import Decision, History, Job, Node, Running, Waiting
 from ..scheduler.placement import Plan
 from ..scheduler.policy import decide
@@ -54,6 +56,9 @@ class Entry:
     placement: dict[str, int] | None
     preemptions: int
     checkpoints: bool = False
+    task_name: str = ""
+    namespace: str = ""
+    checkpointed: float | None = None  # when its newest complete checkpoint was saved (gate.py reads it)
 
     @property
     def key(self) -> str:
@@ -133,20 +138,24 @@ def snapshot(group: ResourceGroup, nodes: list[Node], unassigned: bool = False, 
     rows = db.session.execute(
         sa.select(TaskRun.id, TaskRun.pipeline_run_id, TaskRun.project_id, TaskRun.task_id, TaskRun.state,
                   TaskRun.requests, TaskRun.created_at, TaskRun.submitted_at, TaskRun.placement,
-                  TaskRun.preemptions, PipelineRun.state, JobTemplate.checkpoints)
+                  TaskRun.preemptions, PipelineRun.state, JobTemplate.checkpoints, Task.name, Task.args,
+                  Project.namespace)
         .join(Task, Task.id == TaskRun.task_id).join(PipelineRun, PipelineRun.id == TaskRun.pipeline_run_id)
+        .join(Project, Project.id == TaskRun.project_id)
         .join(JobTemplate, JobTemplate.id == Task.template_id)
         .where(mine, TaskRun.state.in_(unfinished))
         .order_by(TaskRun.id)).all()
     first = nodes[0].name
     amounts = _requests({row[0]: row[5] for row in rows})
     for (aid, run_id, project_id, task_id, state, _, created, submitted, placement, preemptions, run,
-         checkpoints) in rows:
+         checkpoints, task_name, args, namespace) in rows:
+        # a task may turn its template's checkpoints off (myapp/outputs/checkpoints.py)
+        checkpoints = checkpoints and (args or {}).get(CHECKPOINT_SWITCH, True) is not False
         amount = amounts[aid]
         if state == TaskState.QUEUED and (amount is None or run != RunState.RUNNING):
             continue  # no manifests (yet), or its run is not going
         entry = Entry(aid, run_id, project_id, task_id, state, amount or Amount(), created, submitted,
-                      placement, preemptions, checkpoints)
+                      placement, preemptions, checkpoints, task_name, namespace)
         snap.entries[entry.key] = entry
         job = _job(entry)
         if state == TaskState.QUEUED:

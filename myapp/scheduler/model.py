@@ -9,6 +9,9 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+# What restarting a preempted job that checkpoints costs (loading its checkpoint, warming up), in seconds.
+RESTART_SECONDS = 30.0
+
 
 @dataclass(frozen=True)
 class Node:
@@ -45,6 +48,15 @@ class Running:
     attained: float = 0.0
     preemptions: int = 0
     preemptible: bool = True  # False: never stopped for another job (a notebook)
+    # When its newest complete checkpoint was saved (a job that checkpoints; None: none yet, or not known)
+    checkpointed: float | None = None
+
+    def lost_at(self, now: float, restart: float = 0.0) -> float:
+        """GPU-seconds (a CPU job counts as one GPU) a preemption at `now` throws away: since its newest
+        checkpoint plus the restart for a job that checkpoints, else everything this run did."""
+        since = self.checkpointed if self.job.checkpoints and self.checkpointed is not None else self.started
+        extra = restart if self.job.checkpoints else 0.0
+        return max(self.job.gpus, 1) * (max(now - max(since, self.started), 0.0) + extra)
 
     def attained_at(self, now: float) -> float:
         """GPU-seconds received over all its runs, up to `now` (the service 2D-LAS ranks by)."""

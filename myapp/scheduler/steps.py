@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from operator import attrgetter
 
-from .model import Decision, History, Job, Running, Start, Waiting, WaitingQueue
+from .model import RESTART_SECONDS, Decision, History, Job, Running, Start, Waiting, WaitingQueue
 from .placement import Plan
 from .quota import Ledger
 
@@ -59,7 +59,8 @@ def _take(ctx: Context, w: Waiting, placement: dict[str, int]) -> None:
 def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
     """A job within its project's share that does not fit takes the room back from borrowers: running jobs
     of other projects that use more than their share, under the preemption bound; those that checkpoint
-    first, then the most recently started (the least work lost). None if even all of them would not
+    first, cheapest first (the work since their newest checkpoint plus the restart), the others only as a
+    last resort, the least work lost first (the most recently started). None if even all of them would not
     make room (then nothing is stopped)."""
     ledger = ctx.ledger
     if ledger is None or not ledger.within(job):
@@ -68,7 +69,8 @@ def _reclaim(ctx: Context, job: Job) -> dict[str, int] | None:
     borrowers = sorted((r for r in ctx.running if r.job.project != job.project and r.job.id not in gone
                         and r.preemptible and r.preemptions < ctx.max_preemptions
                         and r.job.project in ctx.borrowing_before and ledger.borrowing(r.job.project)),
-                       key=lambda r: (not r.job.checkpoints, -r.started, r.job.id))
+                       key=lambda r: (not r.job.checkpoints, r.lost_at(ctx.now, RESTART_SECONDS), -r.started,
+                                      r.job.id))
     if not borrowers:
         return None
     return _preempt_for(ctx.plan, job, 0.0, [(1.0, r) for r in borrowers], ctx.decision, ledger,

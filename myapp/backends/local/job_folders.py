@@ -6,12 +6,14 @@ the outputs volume's paths pointed at the host folder.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...fs.beneath import Folder
+from ...checkpoint import MAX_MANIFEST, NAME, parse_manifest
+from ...fs.beneath import Folder, Refused
 from ...outputs import checkpoints
 from ...outputs.declarations import MOUNT
 from ..base import JobRef, PermanentBackendError
@@ -101,6 +103,25 @@ class JobFolders:
         """The project's checkpoints "volume": a folder per task of a run, kept across its attempts
         (myapp/outputs/checkpoints.py)."""
         return self.workdir / "checkpoints" / namespace
+
+    def last_checkpoint(self, namespace: str, relative_dir: str) -> dict[str, Any] | None:
+        """The newest complete checkpoint's manifest in a task's checkpoint folder (myapp.checkpoint), or None."""
+        if not checkpoints.TASK_DIR.fullmatch(relative_dir):
+            return None
+        try:  # the job's folder: by descriptor, no link followed
+            with Folder.open(self.checkpoints_dir(namespace)) as root:
+                if not root.is_dir(relative_dir):
+                    return None
+                names = [e.name for e in root.entries(relative_dir) if e.path == f"{relative_dir}/{e.name}"]
+                found = [m for name in names if (m := parse_manifest(
+                    name, root.read(f"{relative_dir}/{name}", MAX_MANIFEST + 1) if NAME.fullmatch(name) else b""))]
+                for manifest in sorted(found, key=lambda m: m["step"], reverse=True):
+                    with contextlib.suppress(OSError, Refused):
+                        if root.stat(f"{relative_dir}/{manifest['file']}").st_size == manifest["size"]:
+                            return manifest
+        except (FileNotFoundError, Refused):
+            return None
+        return None
 
     def _checkpoint_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
         """Make the task's checkpoint folder when its pods mount one (an existing one, with what earlier

@@ -1,0 +1,49 @@
+"""What a preemption costs a job that checkpoints, read where its checkpoints are: when its newest complete
+checkpoint was saved (admission stops the cheapest borrowers first: `Running.lost_at`) and, once stopped,
+where its next attempt resumes, said on the attempt ("preempted for project X's quota; resumes from epoch
+6"). A backend that cannot read a task's checkpoint folder (`last_checkpoint`) leaves the time unknown:
+then the whole run counts as lost, as for a job that does not checkpoint."""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from ..backends import Backend
+from ..outputs.checkpoints import task_dir
+from .group_state import Entry, Snapshot, aware
+
+
+def newest(backend: Backend, entry: Entry) -> dict[str, Any] | None:
+    """The newest complete checkpoint's manifest of the entry's task in its run (step, unit, saved_at), or None."""
+    read = getattr(backend, "last_checkpoint", None)
+    if read is None or not entry.checkpoints or not entry.task_name:
+        return None
+    return read(entry.namespace, task_dir(entry.run_id, entry.task_name))
+
+
+def with_checkpoint_times(snap: Snapshot, backend: Backend) -> None:
+    """Each running attempt that checkpoints gets the time of its newest complete checkpoint."""
+    if snap.ledger is None:  # only a quota's reclaim weighs what a preemption loses
+        return
+    for index, running in enumerate(snap.running):
+        entry = snap.entries.get(running.job.id)
+        if entry is None or not entry.checkpoints:
+            continue
+        manifest = newest(backend, entry)
+        if manifest is not None:
+            entry.checkpointed = float(manifest["saved_at"])
+            snap.running[index] = dataclasses.replace(running, checkpointed=entry.checkpointed)
+
+
+def resumes(backend: Backend | None, entry: Entry, started: dt.datetime | None, now: dt.datetime) -> str:
+    """Where the stopped attempt's task starts again, and the work lost: "resumes from epoch 6 (12 s of work
+    since that checkpoint lost)", "starts over (no checkpoint yet; 40 s of work lost)"."""
+    manifest = newest(backend, entry) if backend is not None else None
+    begun = aware(started).timestamp() if started is not None else now.timestamp()
+    if manifest is None:
+        lost = max(now.timestamp() - begun, 0.0)
+        why = "no checkpoint yet" if entry.checkpoints else "it keeps no checkpoints"
+        return f"starts over ({why}; {lost:.0f} s of work lost)"
+    lost = max(now.timestamp() - max(float(manifest["saved_at"]), begun), 0.0)
+    return f"resumes from {manifest['unit']} {manifest['step']} ({lost:.0f} s of work since that checkpoint lost)"
