@@ -20,6 +20,8 @@ const ImagesPage = lazy(() => import("./pages/images/ImagesPage"));
 const ModelsPage = lazy(() => import("./pages/models/ModelsPage"));
 const ServicesPage = lazy(() => import("./pages/services/ServicesPage"));
 const ProjectsPage = lazy(() => import("./pages/projects/ProjectsPage"));
+const ExperimentsPage = lazy(() => import("./pages/experiments/ExperimentsPage"));
+const ExperimentPage = lazy(() => import("./pages/experiments/ExperimentPage"));
 
 export function App() {
   return <SessionProvider>{(ready) => (ready ? <Gate /> : <Loading />)}</SessionProvider>;
@@ -52,6 +54,8 @@ const ROUTES: Route[] = [
   { pattern: "/pipelines/:id/compare", render: (p) => <ComparePage key={p.id} pipelineId={Number(p.id)} /> },
   { pattern: "/runs", render: () => <RunsPage /> },
   { pattern: "/runs/:id", render: (p) => <RunPage key={p.id} runId={Number(p.id)} /> },
+  { pattern: "/experiments", render: () => <ExperimentsPage /> },
+  { pattern: "/experiments/:id", render: (p) => <ExperimentPage key={p.id} experimentId={Number(p.id)} /> },
   { pattern: "/catalog", render: () => <CatalogPage /> },
   { pattern: "/notebooks", render: () => <NotebooksPage /> },
   { pattern: "/images", render: () => <ImagesPage /> },
@@ -110,6 +114,7 @@ function TopBar() {
   const nav = [
     { to: "/pipelines", label: "Pipelines" },
     { to: "/runs", label: "Runs" },
+    { to: "/experiments", label: "Experiments" },
     { to: "/notebooks", label: "Notebooks" },
     { to: "/images", label: "Images" },
     { to: "/models", label: "Models" },

@@ -157,3 +157,18 @@ export type MetricHistory = Schemas["MetricHistory"]["metrics"];
 export type InferenceService = Schemas["InferenceServiceOut"];
 export type ServiceMetrics = Schemas["ServiceMetrics"];
 export type ServiceLogs = Schemas["ServiceLogs"];
+
+// ---- hyperparameter search (docs/experiments.md) ----------------------------------------------------------
+export type Experiment = Schemas["ExperimentOut"];
+/** created (stored, not started), running, succeeded, failed (the reason says why), cancelled. */
+export type ExperimentState = Experiment["state"];
+export type ExperimentBody = Schemas["Experiment"];
+/** One parameter of a search space: float (log or not), int, or categorical with choices. */
+export type SearchParameter = Schemas["Parameter"];
+export type Objective = Schemas["Objective"];
+export type EarlyStopping = Schemas["EarlyStopping"];
+export type Trial = Schemas["TrialOut"];
+/** running, complete, pruned (stopped early at pruned_step), failed, cancelled. */
+export type TrialState = Trial["state"];
+/** GET /experiment/{id}/importances: each parameter's share, or the reason there is none yet. */
+export type ParamImportances = Schemas["ParamImportances"];

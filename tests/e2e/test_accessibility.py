@@ -53,9 +53,10 @@ def admin_tabs() -> list[str]:
     return found
 
 
-def paths(pipeline_id: int, run_id: int) -> list[str]:
+def paths(pipeline_id: int, run_id: int, experiment_id: int) -> list[str]:
     """Every route with its parameters filled in (a route with a parameter PARAMS does not know fails)."""
-    params = {("pipelines", "id"): [str(pipeline_id)], ("runs", "id"): [str(run_id)], ("admin", "tab"): admin_tabs()}
+    params = {("pipelines", "id"): [str(pipeline_id)], ("runs", "id"): [str(run_id)], ("admin", "tab"): admin_tabs(),
+              ("experiments", "id"): [str(experiment_id)]}
     out = []
     for pattern in routes():
         filled = [""]
@@ -121,7 +122,8 @@ def test_every_page_passes_axe(platform, browser, pipeline_and_run):
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(re.compile(r".*/ui/pipelines$"))
 
-        for path in paths(*pipeline_and_run):
+        demo_search = platform.api("GET", "/api/v1/experiment/", params={"name": "digits-search"})["items"][0]
+        for path in paths(*pipeline_and_run, demo_search["id"]):
             page.goto(f"{platform.base}/ui{path}")
             settle(page)
             page.screenshot(path=str(folder / (re.sub(r"[^a-z0-9]+", "-", path).strip("-") + ".png")))

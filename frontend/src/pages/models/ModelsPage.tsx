@@ -1,13 +1,14 @@
 // The selected project's model registry (/ui/models): versions per model with stage, framework,
 // signature, metrics and the run that produced them; compare versions side by side (CompareVersions.tsx);
 // deploy one as a service (a new one, or as a canary of the service already serving the model); upload a
-// model file as a new version.
+// model file as a new version. `?deploy=<version id>` opens Deploy for that version (an experiment's best
+// trial leads here).
 import { useState } from "react";
 import { api, describeError, listAll } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
 import { ErrorBanner, Loading, PageHeader, formatTime } from "../../components/ui";
 import { useAsync } from "../../lib/useAsync";
-import { Link, navigate } from "../../router";
+import { Link, navigate, useLocation } from "../../router";
 import { useProject } from "../../session";
 import type { InferenceService, ModelStage, ModelVersion, ResourceGroup } from "../../types";
 import { CompareVersions } from "./CompareVersions";
@@ -28,6 +29,8 @@ export default function ModelsPage() {
   const [actionError, setActionError] = useState<unknown>(null);
   const writer = project.role === "developer" || project.role === "owner";
   const all = versions.data ?? [];
+  const deployId = Number(useLocation().search.get("deploy")) || null;
+  const toDeploy = deploying ?? all.find((v) => v.id === deployId) ?? null;
 
   const setStage = async (v: ModelVersion, stage: ModelStage) => {
     setActionError(null);
@@ -92,9 +95,12 @@ export default function ModelsPage() {
         </div>
       ))}
       {compared.length >= 2 && <CompareVersions versions={compared} />}
-      {deploying && (
-        <DeployDialog version={deploying} services={(services.data ?? []).filter(
-          (s) => s.model_name === deploying.name && !s.deleting)} onClose={() => setDeploying(null)} />
+      {toDeploy && (
+        <DeployDialog version={toDeploy} services={(services.data ?? []).filter(
+          (s) => s.model_name === toDeploy.name && !s.deleting)} onClose={() => {
+          setDeploying(null);
+          if (deployId !== null) navigate("/models", true);  // closed: not opened again by the next read
+        }} />
       )}
       {uploading && (
         <UploadDialog names={byModel(all).map(([name]) => name)} onClose={() => setUploading(false)}
