@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from flask import jsonify
 from marshmallow import fields, validate
 
-from ..experiments import driver, space
+from ..experiments import driver, importances, space
 from ..experiments import spec as experiment_spec
 from ..experiments.requests import LOOK
 from ..extensions import db
@@ -98,11 +98,7 @@ class ExperimentApi(ResourceApi):
            summary="Each searched parameter's importance to the first objective (Optuna's fANOVA over the "
                    "complete trials), or why there is none yet")
     def importances(self, pk: int):
-        from ..experiments.importances import param_importances  # Optuna: loaded by the first caller
-
-        experiment = self.load(pk)
-        trials = [driver.stored(t) for t in driver.trials_of(experiment)]
-        return jsonify(param_importances(driver.settings_of(experiment), trials))
+        return jsonify(importances.of_experiment(self.load(pk)))
 
     @route("/import", methods=("POST",), permission="write", body=ExperimentYamlSchema,
            summary="Create an experiment from YAML, or replace the settings of one not started yet",

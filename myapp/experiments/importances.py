@@ -6,26 +6,45 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import optuna
-from optuna.importance import FanovaImportanceEvaluator, get_param_importances
+from ..models import Experiment
+from . import driver
 
-from .study import Settings, StoredTrial, Study
+if TYPE_CHECKING:
+    from .study import Settings, StoredTrial
 
 MIN_COMPLETE = 2
 SEED = 0  # fANOVA's forest is random: a fixed seed answers the same for the same trials
+
+
+def of_experiment(experiment: Experiment) -> dict[str, Any]:
+    """The experiment's importances from its stored trials (Optuna is loaded only when there is enough to
+    compare: the web process answers "too few" without it)."""
+    rows = driver.trials_of(experiment)
+    complete = sum(1 for t in rows if t.state.value == "complete" and t.values)
+    if complete < MIN_COMPLETE:
+        return _too_few(complete)
+    return param_importances(driver.settings_of(experiment), [driver.stored(t) for t in rows])
+
+
+def _too_few(complete: int) -> dict[str, Any]:
+    return {"importances": [], "complete": complete,
+            "reason": f"importances need at least {MIN_COMPLETE} complete trials; {complete} so far"}
 
 
 def param_importances(settings: Settings, trials: Sequence[StoredTrial]) -> dict[str, Any]:
     """{"importances": [{"name", "importance"}] largest first (summing to 1), "complete": n, "reason"}:
     the importances of the first objective's parameters, or none and the reason."""
     complete = sum(1 for t in trials if t.state == "complete" and t.values)
-    answer: dict[str, Any] = {"importances": [], "complete": complete, "reason": None}
     if complete < MIN_COMPLETE:
-        answer["reason"] = (f"importances need at least {MIN_COMPLETE} complete trials; "
-                            f"{complete} so far")
-        return answer
+        return _too_few(complete)
+    answer: dict[str, Any] = {"importances": [], "complete": complete, "reason": None}
+    import optuna
+    from optuna.importance import FanovaImportanceEvaluator, get_param_importances
+
+    from .study import Study
+
     study = Study(settings, trials, None).study
     try:
         with warnings.catch_warnings():  # multi-objective target: Optuna warns that it is given
