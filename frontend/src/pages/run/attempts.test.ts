@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { attemptsOf, isActive, latestAttempts, waitingReason } from "./attempts";
+import { attemptsOf, isActive, latestAttempts, preemptedBefore, waitingReason } from "./attempts";
 import type { AttemptSummary } from "../../types";
 
 function attempt(id: number, taskId: number, n: number, state: AttemptSummary["state"] = "succeeded"): AttemptSummary {
@@ -47,5 +47,16 @@ describe("waitingReason", () => {
     expect(waitingReason(waiting)).toBe("waiting: project quota gpu 8/8 (position 3)");
     expect(waitingReason({ ...waiting, state: "cancelled" })).toBe("waiting: project quota gpu 8/8");
     expect(waitingReason({ ...attempt(2, 1, 1, "failed"), reason: "exit 1" })).toBe("exit 1");
+  });
+});
+
+describe("preemptedBefore", () => {
+  it("says why the previous attempt stopped when it was preempted, and nothing otherwise", () => {
+    const stopped = { ...attempt(1, 1, 1, "cancelled"), reason: "preempted for project a's quota; the task resumes from epoch 6" };
+    const resumed = { ...attempt(2, 1, 2, "running"), preemptions: 1 };
+    expect(preemptedBefore([stopped, resumed], resumed)).toBe(stopped.reason);
+    const failed = { ...attempt(3, 1, 3, "running"), preemptions: 1 };
+    expect(preemptedBefore([stopped, resumed, failed], failed)).toBeNull();
+    expect(preemptedBefore([stopped], stopped)).toBeNull();
   });
 });

@@ -27,3 +27,11 @@ export function waitingReason(attempt: AttemptSummary): string {
   const position = attempt.state === "queued" ? attempt.queue_position : null;
   return position ? `${attempt.reason} (position ${position})` : attempt.reason ?? "";
 }
+
+/** Why this attempt exists when its task's previous attempt was preempted: that attempt's reason
+ * ("preempted ... for project X's quota ...; the task resumes from epoch 6 ..."), else null. */
+export function preemptedBefore(attempts: AttemptSummary[], attempt: AttemptSummary): string | null {
+  const previous = attempts.find((a) => a.task_id === attempt.task_id && a.attempt === attempt.attempt - 1);
+  if (!previous || attempt.preemptions <= previous.preemptions) return null;
+  return previous.reason;
+}
