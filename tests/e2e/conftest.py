@@ -5,11 +5,15 @@ One platform per test process (per xdist worker), shared by the modules: each pl
 `myapp init` and start-up. The modules' tests make their own users, projects and pipelines under fresh
 names; a module whose assertions need a platform nobody else touched says so with OWN_PLATFORM (why, as
 text) and gets one of its own. A module that changes something platform-wide puts it back when done.
-What a module's tests left running (services, notebooks, local jobs) is stopped after it: put_to_rest."""
+What a module's tests left running (services, notebooks, local jobs) is stopped after it: put_to_rest.
+Environment builds install from a package index of the platform's own on 127.0.0.1 (PIP_INDEX_URL), never
+from the network: a test puts the wheels it builds there (support.publish_wheel)."""
 from __future__ import annotations
 
 import contextlib
+import http.server
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +25,28 @@ from tests.support import MYAPP, free_port, healthy, platform_environment, stop_
 
 
 @contextlib.contextmanager
+def package_index(folder: Path) -> Iterator[str]:
+    """A PEP 503 index of the wheels under folder/simple/<name>/ (http.server's folder listing is the project
+    page pip reads); its URL."""
+    (folder / "simple").mkdir(parents=True)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
 def running_platform(home: Path) -> Iterator[Platform]:
     """`myapp init` then `myapp run` in home, until the platform answers; stopped with its local jobs."""
     assert (ROOT / "frontend" / "dist" / "index.html").is_file(), "build the UI first: make ui"
@@ -28,8 +54,9 @@ def running_platform(home: Path) -> Iterator[Platform]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     password = uuid.uuid4().hex
-    with platform_environment(home) as services:
-        env = services | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": password}
+    with platform_environment(home) as services, package_index(home / "index") as index:
+        env = services | {"MYAPP_BASE_URL": base, "MYAPP_TICK_SECONDS": "1", "MYAPP_ADMIN_PASSWORD": password,
+                          "PIP_INDEX_URL": index}
         init = subprocess.run([*MYAPP, "init"], env=env, capture_output=True, text=True, timeout=180)
         assert init.returncode == 0, init.stderr
         with open(home / "platform.log", "w") as log:

@@ -2,7 +2,8 @@
 Their fixtures (`platform`, `browser`, `tab`) are in tests/e2e/conftest.py.
 
 Playwright only drives the browser installed by the system (/usr/bin/chromium); it never downloads
-one. Screenshots of each step are kept in test-artifacts/e2e/ for people to look at.
+one. Screenshots of each step are kept for people to look at in test-artifacts/e2e/, or the folder
+MYAPP_TEST_ARTIFACTS names.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts" / "e2e"
+ARTIFACTS = Path(os.environ.get("MYAPP_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "e2e")
 CHROMIUM = os.environ.get("MYAPP_CHROMIUM", "/usr/bin/chromium")
 # Without the background-networking flags chromium keeps calling Google hosts this sandbox refuses.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
@@ -51,6 +52,17 @@ class Page:
     def shot(self, label: str) -> None:
         self.step += 1
         self.page.screenshot(path=str(self.folder / f"{self.step:02d}-{label}.png"))
+
+
+def publish_wheel(platform: Platform, name: str, value: int) -> str:
+    """A pure-Python wheel of module `name` (`name.VALUE == value`) in the platform's package index, where
+    its environment builds find it; the requirement that installs it."""
+    from tests.notebooks.test_environment import wheel
+
+    folder = platform.home / "index" / "simple" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}-0.1-py3-none-any.whl").write_bytes(wheel(name, value))
+    return f"{name}==0.1"
 
 
 def sign_in(page, base: str, username: str, password: str) -> None:

@@ -174,37 +174,19 @@ tasks:
 """
 
 
-def test_a_newcomer_creates_a_project_and_deletes_it_with_its_running_work(platform, tab):
-    """A user without a project signs in from the site's root (the address bar follows `next`), finds the
-    way to create one, owns it, and deletes it while a run of it runs: the dialog lists the run, and its
-    job is stopped and removed, not left running unowned."""
+def test_an_owner_deletes_a_project_with_its_running_work(platform, tab):
+    """The owner of a project (their only one; creating it in the UI is in test_first_week.py) deletes it
+    while a run of it runs: the dialog lists the run, and its job is stopped and removed, not left running
+    unowned."""
     suffix = uuid.uuid4().hex[:6]
     name, project_name = f"nina-{suffix}", f"lab-{suffix}"
     user = platform.api("POST", "/api/v1/user/", json={
         "username": name, "first_name": "Nina", "last_name": "New", "email": f"{name}@example.org",
         "generate_password": True})
+    project = platform.api("POST", "/api/v1/project/", json={"name": project_name})
+    platform.api("POST", f"/api/v1/project/{project['id']}/members", json={"username": name, "role": "owner"})
     page = tab.page
-    page.goto(f"{platform.base}/")
-    page.wait_for_url(re.compile(r".*/ui/login\?next=%2F$"))
-    page.get_by_label("Username").fill(name)
-    page.get_by_label("Password").fill(user["generated_password"])
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
-    # Signed in already, the sign-in page goes on to `next` (same-site paths only).
-    page.goto(f"{platform.base}/ui/login?next=%2Fprojects")
-    page.wait_for_url(re.compile(r".*/ui/projects$"))
-    page.goto(f"{platform.base}/ui/login?next=%2F%2Fevil.example")
-    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
-
-    page.get_by_role("heading", name="No project yet").wait_for()
-    tab.shot("no-project")
-    page.get_by_role("link", name="Create a project").click()
-    dialog = page.get_by_role("dialog", name="New project")
-    dialog.locator("input[name=name]").fill(project_name)
-    assert f"run: {project_name}." in dialog.get_by_text("Where its jobs").inner_text()  # the namespace it gets
-    dialog.get_by_label("Description").fill("Where Nina tries things")
-    dialog.get_by_role("button", name="Create project").click()
-    page.wait_for_url(re.compile(r".*/ui/pipelines$"))
+    sign_in(page, platform.base, name, user["generated_password"])
     assert page.get_by_label("Project").locator("option:checked").inner_text() == f"{project_name} (owner)"
 
     pipeline = platform.api("POST", "/api/v1/pipeline/import", json={"yaml": HOLD.format(project=project_name)})

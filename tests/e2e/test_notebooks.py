@@ -1,6 +1,6 @@
-"""A notebook, through the browser: a new user's New notebook offers the platform's default environments
-first (one chosen already) and, while nothing else exists, says how to get more; the project gets an
-environment built from a package list; the user creates a notebook on the Notebooks page with that
+"""A notebook, through the browser (a notebook of a platform default environment on day one is in
+test_first_week.py): the project gets an environment built from a package list (a wheel this test puts in
+the platform's package index); the user creates a notebook on the Notebooks page with that
 environment, sees it start live, opens JupyterLab on the notebook's own origin
 (<notebook>.<project>.localhost, entered by the platform's hand-off), pip-installs a wheel in a terminal and
 runs a cell that imports it and the package the build installed (from the environment, not the platform's own
@@ -20,14 +20,14 @@ import uuid
 import pytest
 import requests
 
-from tests.e2e.support import Page, sign_in
+from tests.e2e.support import Page, publish_wheel, sign_in
 from tests.notebooks.test_environment import wheel
 from tests.support import MYAPP, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 
-# A small pure-Python package the platform's own environment does not have (checked below).
-PACKAGE, VERSION = "termcolor", "2.4.0"
+# A package the platform's own environment does not have (checked below), made by this test.
+PACKAGE = "nbprobe"
 BUILD_TIMEOUT = 240
 START_TIMEOUT_MS = 180_000
 
@@ -48,7 +48,8 @@ def build_environment(platform, project: dict) -> str:
     """An environment of the project with PACKAGE installed by pip; its image as the catalog names it."""
     repository, tag = f"registry.local/{project['name']}/analysis", "v1"
     build = platform.api("POST", "/api/v1/image_build/", json={
-        "project_id": project["id"], "repository": repository, "tag": tag, "packages": [f"{PACKAGE}=={VERSION}"]})
+        "project_id": project["id"], "repository": repository, "tag": tag,
+        "packages": [publish_wheel(platform, PACKAGE, 3)]})
 
     def finished():
         state = platform.api("GET", f"/api/v1/image_build/{build['id']}")
@@ -97,25 +98,12 @@ def test_notebook_from_an_environment(platform, browser, tab):
     stranger_name, stranger_password, _ = new_member(platform, "ivan")
     name = f"scratch-{uuid.uuid4().hex[:4]}"
 
-    # ---- day one: the platform's default environments, one chosen already, and how to get more ------------
     owner = child(tab, "owner")
     page = owner.page
     sign_in(page, platform.base, username, password)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Notebooks").click()
     page.wait_for_url(re.compile(r".*/ui/notebooks$"))
     page.get_by_text(f"No notebooks in {project['name']} yet.").wait_for()
-    page.get_by_role("button", name="New notebook").click()
-    dialog = page.get_by_role("dialog")
-    offered = dialog.get_by_label("Image or environment")
-    default = f"myapp/python-ml:{sys.version_info[0]}.{sys.version_info[1]}"
-    wait_until(lambda: offered.input_value() == default, timeout=30, what="the default environment chosen")
-    assert offered.locator("optgroup").first.get_attribute("label") == "Platform defaults"
-    assert offered.locator("optgroup").first.locator("option").all_inner_texts() == [
-        default, "ghcr.io/myapp-platform/notebook:1.0.0"]
-    only_defaults = platform.api("GET", f"/api/v1/notebook/project/{project['id']}/images")["only_defaults"]
-    assert dialog.get_by_role("link", name="build an environment").count() == (1 if only_defaults else 0)
-    owner.shot("day-one-dialog")
-    dialog.get_by_role("button", name="Cancel").click()
     image = build_environment(platform, project)
 
     # ---- the member creates the notebook on the Notebooks page with the built environment ----------------
