@@ -84,11 +84,12 @@ class ProjectApi(ResourceApi):
         on_commit(lambda: forget_memberships(user_id))
 
     def before_delete(self, obj: Project) -> None:
-        # Its row first (FOR NO KEY UPDATE): a controller submitting a job of the project holds a share of it
-        # until its commit (pipelines/backend_calls.project_kept), and none starts once this is taken; then its
-        # runs' rows, the controllers' lock, in their order (a pass under way ends first, none waits on this
-        # delete): what its runs started is read below after any such commit, and the rows go without a deadlock.
-        db.session.execute(sa.select(Project.id).where(Project.id == obj.id).with_for_update(key_share=True))
+        # Its row first, written (PostgreSQL: its row's lock; SQLite: the one writer's): a controller submitting
+        # a job of the project holds a share of it until its commit (pipelines/backend_calls.project_kept), and
+        # none starts once this is taken; then its runs' rows, the controllers' lock, in their order (a pass
+        # under way ends first, none waits on this delete): what its runs started is read below after any such
+        # commit, and the rows go without a deadlock.
+        self._take_turns(obj.id)
         db.session.execute(sa.select(PipelineRun.id).where(PipelineRun.project_id == obj.id)
                            .order_by(PipelineRun.id).with_for_update())
         user_ids = db.session.scalars(sa.select(ProjectMember.user_id).filter_by(project_id=obj.id)).all()
