@@ -1,7 +1,9 @@
 """Horovod (PyTorch) training on the digits dataset, started by mpirun from the Launcher.
 
 Each MPI rank trains on its shard; hvd.DistributedOptimizer all-reduces gradients.
-Rank 0 prints the test accuracy and saves the model.
+Rank 0 prints the test accuracy and saves the model. After every epoch rank 0 saves the model and
+optimizer state to MYAPP_CHECKPOINT_DIR (myapp.checkpoint, atomically); a later attempt of the task resumes
+after the newest complete one (docs/checkpoints.md).
 """
 from __future__ import annotations
 
@@ -13,6 +15,15 @@ import torch
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from torch import nn
+
+try:  # the platform's job helper (docs/checkpoints.md)
+    from myapp.checkpoint import load_latest, save
+except ImportError:  # an image without it: every attempt starts over
+    def load_latest(*_args, **_kwargs):
+        return None
+
+    def save(*_args, **_kwargs):
+        return None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -38,11 +49,18 @@ def main(argv: list[str] | None = None) -> None:
     # Scale the learning rate with the number of ranks, as Horovod recommends.
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr * hvd.size(), momentum=0.9)
     optimizer = hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+    found = load_latest()  # every rank reads the same checkpoint; the broadcasts below keep them equal anyway
+    if found is not None:
+        state = torch.load(found.path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        torch.manual_seed(42 + found.step)  # the shuffles of the epochs left differ from the ones done
+    start = found.step if found is not None else 0
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
     loss_fn = nn.CrossEntropyLoss()
 
-    for epoch in range(args.epochs):
+    for epoch in range(start, args.epochs):
         permutation = torch.randperm(len(x_train))
         for start in range(0, len(x_train), args.batch_size):
             index = permutation[start:start + args.batch_size]
@@ -53,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         average = hvd.allreduce(loss.detach(), name="loss")
         if hvd.rank() == 0:
             print(f"epoch {epoch + 1}/{args.epochs} loss {average.item():.4f}", flush=True)
+            save(epoch + 1, lambda fh: torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()},
+                                                  fh), unit="epoch")
 
     if hvd.rank() == 0:
         with torch.no_grad():

@@ -3,7 +3,9 @@
 The training-operator injects TF_CONFIG into every replica. PS and Worker replicas start a
 tf.distribute.Server and wait; the Chief is the coordinator: it builds the model under
 ParameterServerStrategy, runs Model.fit, evaluates on the held-out set and saves the model.
-Without TF_CONFIG (a local run) it trains in-process.
+Without TF_CONFIG (a local run) it trains in-process. After every epoch the chief saves the weights to
+MYAPP_CHECKPOINT_DIR (myapp.checkpoint, atomically); a later attempt of the task sets them and goes on from
+the epoch after (docs/checkpoints.md; the optimizer's momentum starts afresh).
 """
 from __future__ import annotations
 
@@ -15,6 +17,23 @@ import numpy as np
 import tensorflow as tf
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
+
+try:  # the platform's job helper (docs/checkpoints.md)
+    from myapp.checkpoint import load_latest, save
+except ImportError:  # an image without it: every attempt starts over
+    def load_latest(*_args, **_kwargs):
+        return None
+
+    def save(*_args, **_kwargs):
+        return None
+
+
+class Checkpoints(tf.keras.callbacks.Callback):
+    """The chief saves the model's weights after every epoch."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        weights = self.model.get_weights()
+        save(epoch + 1, lambda fh: np.savez(fh, *weights), unit="epoch")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -65,8 +84,13 @@ def main(argv: list[str] | None = None) -> None:
 
     with strategy.scope():
         model = build_model(args.lr)
+    found = load_latest()
+    if found is not None:
+        with np.load(found.path) as saved:
+            model.set_weights([saved[f"arr_{i}"] for i in range(len(saved.files))])
     data = tf.keras.utils.experimental.DatasetCreator(dataset_fn) if task else dataset_fn()
-    model.fit(data, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, verbose=2)
+    model.fit(data, epochs=args.epochs, initial_epoch=found.step if found is not None else 0,
+              steps_per_epoch=args.steps_per_epoch, verbose=2, callbacks=[Checkpoints()])
 
     evaluator = build_model(args.lr)  # evaluate locally on the chief with the trained weights
     evaluator.set_weights(model.get_weights())

@@ -1,7 +1,9 @@
 """One point of a hyper-parameter sweep, run in every pod of a Volcano Job.
 
 Volcano's env plugin sets VC_TASK_INDEX (0..replicas-1); pod i fits a logistic regression
-with C = c_min * (c_max / c_min) ** (i / (replicas - 1)) and writes its result as JSON.
+with C = c_min * (c_max / c_min) ** (i / (replicas - 1)) and writes its result as JSON. Each point's result
+is also its checkpoint (MYAPP_CHECKPOINT_DIR/point-<i>, myapp.checkpoint): a later attempt of the task does
+not fit a point again that an earlier attempt finished (docs/checkpoints.md).
 """
 from __future__ import annotations
 
@@ -13,6 +15,15 @@ from pathlib import Path
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
+
+try:  # the platform's job helper (docs/checkpoints.md)
+    from myapp.checkpoint import load_latest, save
+except ImportError:  # an image without it: every attempt starts over
+    def load_latest(*_args, **_kwargs):
+        return None
+
+    def save(*_args, **_kwargs):
+        return None
 
 
 def sweep_point(index: int, replicas: int, c_min: float, c_max: float) -> float:
@@ -30,6 +41,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--output-dir", default="/mnt/output/sweep")
     args = parser.parse_args(argv)
     index = int(os.environ.get("VC_TASK_INDEX", os.environ.get("VK_TASK_INDEX", "0")))
+    kept = os.environ.get("MYAPP_CHECKPOINT_DIR")
+    point = os.path.join(kept, f"point-{index}") if kept else None
+    done = load_latest(point) if point else None
+    if done is not None:  # an earlier attempt finished this point
+        result = json.loads(done.path.read_bytes())
+        print(json.dumps(result | {"resumed": True}), flush=True)
+        _write(args.output_dir, index, result)
+        return result
 
     features, labels = load_digits(return_X_y=True)
     x_train, x_test, y_train, y_test = train_test_split(
@@ -38,10 +57,16 @@ def main(argv: list[str] | None = None) -> dict:
     model = LogisticRegression(C=c, max_iter=2000).fit(x_train, y_train)
     result = {"index": index, "C": c, "test_accuracy": float(model.score(x_test, y_test))}
     print(json.dumps(result), flush=True)
-    output = Path(args.output_dir) / f"result-{index}.json"
+    _write(args.output_dir, index, result)
+    if point:
+        save(1, json.dumps(result).encode(), unit="point", where=point)
+    return result
+
+
+def _write(folder: str, index: int, result: dict) -> None:
+    output = Path(folder) / f"result-{index}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result))
-    return result
 
 
 if __name__ == "__main__":

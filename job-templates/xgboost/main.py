@@ -3,7 +3,9 @@
 The training-operator sets MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK. Rank 0 (the
 Master) runs the collective tracker on MASTER_PORT; every rank joins it, trains on its own
 shard (xgboost synchronises the histograms), and rank 0 reports test accuracy and saves
-the booster. Without those variables it trains alone.
+the booster. Without those variables it trains alone. Rank 0 saves the booster to MYAPP_CHECKPOINT_DIR
+(myapp.checkpoint, atomically) every --checkpoint-every rounds; a later attempt of the task loads the newest
+complete one and boosts only the rounds left (docs/checkpoints.md).
 """
 from __future__ import annotations
 
@@ -16,6 +18,29 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from xgboost.tracker import RabitTracker
 
+try:  # the platform's job helper (docs/checkpoints.md)
+    from myapp.checkpoint import load_latest, save
+except ImportError:  # an image without it: every attempt starts over
+    def load_latest(*_args, **_kwargs):
+        return None
+
+    def save(*_args, **_kwargs):
+        return None
+
+
+class Checkpoints(xgb.callback.TrainingCallback):
+    """Rank 0 saves the booster after every `every` rounds."""
+
+    def __init__(self, rank: int, every: int):
+        super().__init__()
+        self.rank, self.every = rank, every
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        rounds = model.num_boosted_rounds()  # the checkpoint's rounds included
+        if self.rank == 0 and rounds % self.every == 0:
+            save(rounds, bytes(model.save_raw("ubj")), unit="round")
+        return False  # go on
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -23,6 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-depth", type=int, default=6)
     parser.add_argument("--eta", type=float, default=0.3)
     parser.add_argument("--output-path", default="/mnt/output/xgboost-model.json")
+    parser.add_argument("--checkpoint-every", type=int, default=5)
     return parser.parse_args(argv)
 
 
@@ -42,10 +68,14 @@ def main(argv: list[str] | None = None) -> None:
         tracker.start()
     params = {"objective": "multi:softmax", "num_class": 10, "max_depth": args.max_depth,
               "eta": args.eta, "tree_method": "hist"}
+    found = load_latest()  # every rank starts from the same booster
+    start = xgb.Booster(model_file=bytearray(found.path.read_bytes())) if found is not None else None
+    done = found.step if found is not None else 0
     with xgb.collective.CommunicatorContext(dmlc_tracker_uri=host, dmlc_tracker_port=port,
                                             dmlc_task_id=str(rank)):
         booster = xgb.train(params, xgb.DMatrix(x_train[shard], label=y_train[shard]),
-                            num_boost_round=args.num_rounds)
+                            num_boost_round=max(args.num_rounds - done, 0), xgb_model=start,
+                            callbacks=[Checkpoints(rank, max(args.checkpoint_every, 1))])
     if rank == 0:
         accuracy = float((booster.predict(xgb.DMatrix(x_test)) == y_test).mean())
         print(f"test accuracy: {accuracy:.4f}", flush=True)
