@@ -3,6 +3,7 @@ through the run controller, the real Kubernetes backend and the API-server doubl
 a pod evicted). The machine's failures count against the task's retries; the reason is on the attempt."""
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from tests.k8s_double import ApiServerDouble
@@ -97,3 +98,53 @@ def test_an_eviction_with_no_retry_left_fails_the_task_saying_so(app, catalog, d
     assert state.value == "failed" and (lost.cause, lost.lost_nodes) == ("evicted", ["node-a"])
     assert lost.reason == ("worker-0 evicted from node node-a (EvictionByEvictionAPI): no retry left "
                            "(failure 1; retries: 0)")
+
+
+@pytest.mark.slow  # real training: torch in four processes
+def test_a_killed_replica_restarts_the_gang_from_its_checkpoint_on_the_local_backend(app, catalog, tmp_path):
+    """The demo's trainer as a gang of two sandboxed processes: its worker's process killed after a
+    checkpoint, the gang stops, and the task's next attempt trains on from that checkpoint to the end."""
+    import json
+    import os
+    import signal
+
+    import psutil
+
+    from myapp.backends import JobRef
+    from myapp.extensions import db
+    from myapp.models import Project
+    from tests.admission.test_admission_local import Platform, make_group, submit
+
+    epochs = 3
+    group, (project,) = make_group(app, 8000, [None])
+    with app.app_context():
+        namespace = db.session.get(Project, project).namespace
+    platform = Platform(app, tmp_path)
+    try:
+        run_id = submit(app, catalog, group, project, {"train": {
+            "template": "pytorch-ddp", "retries": 1, "resources": {"cpu": "1", "memory": "1Gi"},
+            "args": {"workers": 1, "epochs": epochs, "hidden": 32, "epoch_seconds": 1.0,
+                     "output_path": str(platform.backend.data_dir(namespace) / "model.pt")}}})
+        platform.runs = [run_id]
+        saved = lambda: (platform.backend.last_checkpoint(namespace, f"{run_id}/train") or {}).get("step", 0)  # noqa: E731
+        platform.until(lambda: saved() >= 1, "the epoch-1 checkpoint", timeout=120)
+        ref = JobRef.from_dict(attempts(app, run_id)[0].backend_ref)
+        state = json.loads((platform.backend.job_dir(ref) / ".myapp" / "state.json").read_text())
+        worker = psutil.Process(state["replicas"]["worker-0"]["pid"])
+        assert worker.create_time() == state["replicas"]["worker-0"]["create_time"]
+        resumed_from = saved()
+        os.kill(worker.pid, signal.SIGKILL)
+
+        platform.until(lambda: platform.run_state(run_id) in ("succeeded", "failed"), "the training ended",
+                       timeout=180)
+        lost, again = attempts(app, run_id)
+        assert platform.run_state(run_id) == "succeeded", (lost.reason, again.reason)
+        assert (lost.state.value, lost.cause, again.state.value) == ("failed", "replica-lost", "succeeded")
+        assert lost.reason == ("worker-0 was killed (signal 9): the whole gang restarts from its checkpoint "
+                               "(failure 1 of the 2 its retries allow)")
+        reported = platform.backend.outputs_dir(namespace) / f"{run_id}/train/2/metrics.jsonl"
+        steps = sorted({m["step"] for m in map(json.loads, reported.read_text().splitlines())
+                        if m["name"] == "accuracy"})
+        assert steps == list(range(resumed_from + 1, epochs + 1)), (resumed_from, steps)  # on from the checkpoint
+    finally:
+        platform.stop()
