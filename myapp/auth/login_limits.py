@@ -27,14 +27,16 @@ import datetime as dt
 import ipaddress
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from flask import current_app
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import OperationalError
 
-from ..extensions import appbuilder, db
+from ..extensions import LOCKED_TRIES, appbuilder, database_locked, db, pause_after_lock
 from ..models import KnownAddress, LoginLimit
 
 DAY = 86400.0
@@ -119,9 +121,30 @@ def is_known(user_id: int | None, address: str, at: float) -> bool:
 
 
 # ---- before the password is checked ---------------------------------------------------------------------
+T = TypeVar("T")
+
+
+def again_when_locked(step: Callable[[], T]) -> T:
+    """``step`` (its statements and commit) run again from the start after a rollback when SQLite says
+    locked, as the API's routes are; OperationalError when it stays locked through every run."""
+    for tries in range(1, LOCKED_TRIES + 1):
+        try:
+            return step()
+        except OperationalError as exc:
+            db.session.rollback()
+            if not database_locked(exc) or tries == LOCKED_TRIES:
+                raise
+        pause_after_lock(tries)
+    raise AssertionError("unreachable")
+
+
 def check(name: str, client: str | None) -> Refusal | None:
     """Whether this attempt may go on to the password check; takes one attempt of the account's budget
-    for new addresses when it goes on from one (committed)."""
+    for new addresses when it goes on from one (committed; run again when SQLite is locked)."""
+    return again_when_locked(lambda: _check(name, client))
+
+
+def _check(name: str, client: str | None) -> Refusal | None:
     s, at, address = _settings(), now(), address_key(client)
     account = account_of(name)
     until = db.session.scalar(sa.select(LoginLimit.until).where(LoginLimit.key == _pair_key(account, address)))
@@ -155,7 +178,12 @@ def _take_new_address_attempt(account: Account, at: float, s: dict[str, float]) 
 # ---- after the password was checked ---------------------------------------------------------------------
 def record(name: str, client: str | None, user: Any | None) -> None:
     """A success ends the pair's streak and remembers the address; a failure counts in the streak and
-    sets how long the pair waits. Never touches sessions or tokens. Committed."""
+    sets how long the pair waits. Never touches sessions or tokens. Committed (run again when SQLite is
+    locked)."""
+    again_when_locked(lambda: _record(name, client, user))
+
+
+def _record(name: str, client: str | None, user: Any | None) -> None:
     s, at, address = _settings(), now(), address_key(client)
     if user is not None:
         account = account_of(name, user)

@@ -11,6 +11,7 @@ and FAB's form `POST /login/`) goes through `limit_login` (a before-request hook
   off, it would run on every request) -> 429 with Retry-After;
 - per (account, address) backoff and a per-account ceiling on new addresses (myapp/auth/login_limits.py, SQL)
   -> 429 with Retry-After, decided before the password is checked; wrong passwords never end sessions;
+  their writes run again when SQLite is locked, and a lock that lasts is 503 with Retry-After, never a 500;
 - sessions: the cookie carries only a session id (`login_session` row); logout (POST, CSRF-checked, on
   both the UI's and FAB's path) deletes it;
 - JWTs issued before a user's `token_cutoff` (password change or reset) are refused.
@@ -23,15 +24,16 @@ import secrets
 from typing import Any
 
 import sqlalchemy as sa
-from flask import Flask, Response, current_app, has_request_context, jsonify, redirect, request, session
+from flask import Flask, Response, current_app, g, has_request_context, jsonify, redirect, request, session
 from flask_appbuilder import expose
 from flask_appbuilder.security.views import AuthDBView
 from flask_login import logout_user, user_logged_in, user_logged_out
 from limits import parse
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from sqlalchemy.exc import OperationalError
 
-from ..extensions import db
+from ..extensions import database_locked, db
 from ..inputs.plain_data import problem
 from ..models import LoginSession, TokenCutoff, utcnow
 from ..shared import (
@@ -42,6 +44,7 @@ from .callers import caller
 from .claims import ISSUED_CLAIM
 
 SESSION_KEY = "_myapp_sid"
+BUSY_RETRY_AFTER = 2  # seconds a sign-in is told to wait when SQLite stayed locked through every run
 LOGIN_PATHS = frozenset({"/api/v1/session/login", "/api/v1/security/login", "/login/"})
 
 
@@ -114,12 +117,34 @@ class PostLogoutAuthDBView(AuthDBView):
         return redirect(current_app.config.get("LOGOUT_REDIRECT_URL", self.appbuilder.get_url_for_index))
 
 
-def record_attempt(name: str, user: Any | None) -> None:
-    """After FAB checked a password: counted for this client address (myapp.auth.login_limits)."""
-    login_limits.record(name, request.remote_addr if has_request_context() else None, user)
+def record_attempt(name: str, user: Any | None) -> bool:
+    """After FAB checked a password: counted for this client address (myapp.auth.login_limits). False when
+    SQLite stayed locked through every run: the attempt then fails, and `busy_login` answers 503 for it
+    (FAB's login views turn any exception into a 500)."""
+    try:
+        login_limits.record(name, request.remote_addr if has_request_context() else None, user)
+    except OperationalError as exc:
+        if not database_locked(exc) or not has_request_context():
+            raise
+        g.myapp_login_busy = True
+        return False
+    return True
 
 
 # ---- rate limits --------------------------------------------------------------------------------------
+def _busy() -> Response:
+    response = jsonify(message="The database is busy with other writes: try again")
+    response.status_code = 503
+    response.headers["Retry-After"] = str(BUSY_RETRY_AFTER)
+    return response
+
+
+def busy_login(response: Response) -> Response:
+    """A sign-in whose attempt could not be counted (SQLite locked throughout) answers 503, whatever FAB made
+    of it (a 401, a redirect to the form)."""
+    return _busy() if g.pop("myapp_login_busy", False) else response
+
+
 def _too_many(message: str, retry_after: float) -> Response:
     seconds = max(1, math.ceil(retry_after))
     response = jsonify(message=f"{message}: try again in {seconds} s", retry_after=seconds)
@@ -163,7 +188,12 @@ def limit_login() -> Response | None:
     name = _login_name()
     if not name:
         return None
-    refusal = login_limits.check(name, request.remote_addr)
+    try:
+        refusal = login_limits.check(name, request.remote_addr)
+    except OperationalError as exc:
+        if not database_locked(exc):
+            raise
+        return _busy()  # locked through every run: no password is checked uncounted
     db.session.rollback()
     return None if refusal is None else _too_many(refusal.message, refusal.retry_after)
 
@@ -173,5 +203,6 @@ def install(app: Flask) -> None:
     app.extensions["myapp-login-limits"] = MovingWindowRateLimiter(
         storage_from_string(app.config["RATELIMIT_STORAGE_URI"]))
     app.before_request_funcs.setdefault(None, []).insert(0, limit_login)
+    app.after_request(busy_login)
     user_logged_in.connect(lambda _app, user, **_: start_session(user), app, weak=False)
     user_logged_out.connect(lambda _app, user=None, **_: end_session(), app, weak=False)

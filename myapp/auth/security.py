@@ -172,8 +172,8 @@ class PlatformSecurityManager(SecurityManager):
         """FAB's password check, counted for the sign-in limits (myapp.auth.login_limits; the before-request
         hook has already refused an attempt beyond them)."""
         user = super().auth_user_db(username, password)
-        if isinstance(username, str) and username.strip():
-            record_attempt(username.strip(), user)
+        if isinstance(username, str) and username.strip() and not record_attempt(username.strip(), user):
+            return None  # not counted (SQLite locked throughout): no sign-in, answered 503 (busy_login)
         return user
 
     def is_item_public(self, permission_name: str, view_name: str) -> bool:

@@ -111,3 +111,20 @@ def test_a_task_that_finds_the_database_locked_runs_again(database, app):
     with write_lock(database), pytest.raises(sa.exc.OperationalError, match="database is locked"):
         heartbeat(host)  # locked through every run: the task fails as before, saying why
     assert heartbeat(host)["beats"] == 2  # the failed runs changed nothing
+
+
+@pytest.mark.parametrize("right", [True, False], ids=["right-password", "wrong-password"])
+def test_signing_in_while_the_database_is_locked_runs_again_and_never_answers_500(database, app, make_user, right):
+    """The sign-in paths write the sign-in limits (FAB's views and the login hook, outside the API's routes):
+    a lock that ends is waited out, one that lasts is 503 with Retry-After, never a 500."""
+    user = make_user()
+    body = {"username": user.username, "password": user.password if right else "not the password",
+            "provider": "db"}
+    client = app.test_client()
+    with write_lock(database, release_after=0.5):
+        answer = client.post("/api/v1/security/login", json=body)
+    assert answer.status_code == (200 if right else 401), answer.get_json()
+    with write_lock(database):
+        answer = client.post("/api/v1/security/login", json=body)
+    assert answer.status_code == 503 and answer.headers["Retry-After"].isdigit(), answer.get_data()[:300]
+    assert "busy" in answer.get_json()["message"]
