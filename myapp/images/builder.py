@@ -32,7 +32,9 @@ PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT
            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
            "SSL_CERT_FILE", "SSL_CERT_DIR", "LANG", "LC_ALL")
 DEFAULT_TIMEOUT = 1800.0
+STOP_POLL = 2.0  # seconds between two questions whether a running build is to stop
 Emit = Callable[[str], None]
+Stop = Callable[[], str | None]
 
 
 class BuildError(Exception):
@@ -41,8 +43,11 @@ class BuildError(Exception):
 
 def build_environment(root: Path, base_image: str | None, packages: list[str], namespace: str, emit: Emit, *,
                       uids_table: Path, isolation: sandbox.Isolation | None = None,
-                      timeout: float = DEFAULT_TIMEOUT) -> tuple[Environment, bool]:
-    """The environment of this content: found (cached=True) or built now. BuildError says why not."""
+                      timeout: float = DEFAULT_TIMEOUT, stop: Stop | None = None,
+                      stop_poll: float = STOP_POLL) -> tuple[Environment, bool]:
+    """The environment of this content: found (cached=True) or built now. BuildError says why not. `stop`,
+    asked every `stop_poll` seconds while a step runs, gives a reason to stop the build (its steps are
+    killed, nothing is left behind), else None."""
     root = Path(root)
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     env_hash = content_hash(base_image, packages)
@@ -61,7 +66,7 @@ def build_environment(root: Path, base_image: str | None, packages: list[str], n
             environments.remove_tree(env_hash)  # a build that did not finish
             environments.make_dirs(env_hash, 0o755, owner=uid)
         try:
-            runner = _Runner(isolation, uid, root, path, emit, time.monotonic() + timeout)
+            runner = _Runner(isolation, uid, root, path, emit, time.monotonic() + timeout, stop, stop_poll)
             emit(f"building environment {env_hash}: Python {python_version()}, {len(packages)} package(s), "
                  f"{'sandboxed' if isolation.sandboxed else 'NOT sandboxed'} ({isolation.mode})")
             runner.run("create the environment", [sys.executable, "-m", "venv", "--without-pip", str(path)])
@@ -93,8 +98,9 @@ class _Runner:
     """Runs one step of a build (in the sandbox when there is one), its output into the log."""
 
     def __init__(self, isolation: sandbox.Isolation, uid: int | None, root: Path, path: Path, emit: Emit,
-                 deadline: float) -> None:
+                 deadline: float, stop: Stop | None = None, stop_poll: float = STOP_POLL) -> None:
         self.isolation, self.emit, self.deadline, self.path = isolation, emit, deadline, path
+        self.stop, self.stop_poll = stop, stop_poll
         self.config = None
         if isolation.sandboxed:
             etc = sandbox.etc_files(root / ".etc", uid, ["image-build"])
@@ -113,6 +119,10 @@ class _Runner:
                                 start_new_session=True)
         timer = threading.Timer(max(remaining, 0.0), _kill, [proc])
         timer.start()
+        stopped: list[str] = []
+        ended = threading.Event()
+        if self.stop is not None:
+            threading.Thread(target=self._watch, args=(proc, ended, stopped), daemon=True).start()
         tail: list[str] = []
         try:
             assert proc.stdout is not None
@@ -123,12 +133,26 @@ class _Runner:
             code = proc.wait()
         finally:
             timer.cancel()
+            ended.set()
             if proc.poll() is None:
                 _kill(proc)
+        if stopped:
+            raise BuildError(f"{step} stopped: {stopped[0]}")
         if time.monotonic() >= self.deadline:
             raise BuildError(f"{step} did not finish in time (MYAPP_ENV_BUILD_TIMEOUT)")
         if code != 0:
             raise BuildError(f"{step} failed (exit code {code}):\n" + "\n".join(tail))
+
+
+    def _watch(self, proc: subprocess.Popen, ended: threading.Event, stopped: list[str]) -> None:
+        """Ask `stop` every stop_poll seconds until the step ends; a reason kills the step."""
+        assert self.stop is not None
+        while not ended.wait(self.stop_poll):
+            reason = self.stop()
+            if reason:
+                stopped.append(reason)
+                _kill(proc)
+                return
 
 
 def _kill(proc: subprocess.Popen) -> None:

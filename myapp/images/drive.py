@@ -185,8 +185,16 @@ def _local(build: ImageBuild, log: LogWriter) -> Image:
     root = environments.default_root()
     timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
     db.session.commit()  # no transaction held open for the minutes pip may take
+    engine = db.engine
+
+    def gone() -> str | None:  # asked from the builder's watcher thread: a connection of its own
+        with engine.connect() as conn:
+            if conn.scalar(sa.select(ImageBuild.id).where(ImageBuild.id == build_id)) is None:
+                return "the project was deleted while its environment was being built"
+        return None
+
     env, cached = build_environment(root, base_image, packages, namespace, log,
-                                    uids_table=local_workdir() / "uids.json", timeout=timeout)
+                                    uids_table=local_workdir() / "uids.json", timeout=timeout, stop=gone)
     build = db.session.get(ImageBuild, build_id)
     if build is None:
         raise Failed("the project was deleted while its environment was being built")

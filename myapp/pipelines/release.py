@@ -58,8 +58,8 @@ def release(item: dict[str, Any], backend_for_group: Callable[[int | None], Back
 
 def project_builds(project_id: int) -> list[dict[str, Any]]:
     """The project's image builds running as a backend's job (Kaniko), in the shape ``release`` takes: their
-    driving worker sees the job cancelled and gives up. (A local build is pip in the worker's sandbox: it
-    ends within the build timeout and finds its row gone.)"""
+    driving worker sees the job cancelled and gives up. (A local build is pip in the worker's sandbox: its
+    worker sees the build's row gone within seconds and stops pip, myapp/images/builder.py.)"""
     project = db.session.get(Project, project_id)
     if project is None:
         return []

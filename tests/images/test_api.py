@@ -145,6 +145,39 @@ def test_a_pip_failure_fails_the_build_with_pips_words(app, user, project):
     assert user.delete(f"/api/v1/image_build/{build['id']}").status_code == 200
 
 
+def test_a_local_build_stops_when_its_project_is_deleted(app, user, project, monkeypatch):
+    """pip waits on a package index that never answers; the project's delete stops the build within
+    seconds (not at the build's timeout), and the half-built environment is not left behind."""
+    import socket
+    import time
+
+    from myapp.images.logs import log_path
+    from tests.support import in_thread, wait_until
+
+    silent = socket.socket()  # takes connections, never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{silent.getsockname()[1]}/simple/")
+    monkeypatch.setenv("PIP_DEFAULT_TIMEOUT", "600")
+    try:
+        build = created(ask(user, project, packages=["myapp-never-served==1.0"]))
+        log = log_path(app.config["INSTANCE_PATH"], build["id"])
+        thread, out = in_thread(drive, app, build["id"])
+        wait_until(lambda: log.is_file() and "building environment" in log.read_text(), timeout=60,
+                   what="the build to start")
+        started = time.monotonic()
+        assert user.delete(f"/api/v1/project/{project['id']}").status_code == 200
+        thread.join(30)
+        assert out == ["failed"], out
+        assert time.monotonic() - started < 15
+        assert "stopped: the project was deleted while its environment was being built" in log.read_text()
+        with app.app_context():
+            half_built = environments.default_root() / environments.content_hash(None, ["myapp-never-served==1.0"])
+        assert not half_built.exists()
+    finally:
+        silent.close()
+
+
 def test_a_build_still_going_cannot_be_deleted(user, project):
     build = created(ask(user, project, packages=["six"]))
     resp = user.delete(f"/api/v1/image_build/{build['id']}")
