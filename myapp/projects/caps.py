@@ -8,10 +8,10 @@ the cap (409 at the API). Runs are history, not objects: a pipeline's ``max_acti
 and the storage cap below stops new ones. Two creates racing at the cap may both pass (each counts before
 the other commits): the cap is a bound against runaway scripts, not an exact quota.
 
-``MYAPP_PROJECT_MAX_STORAGE_BYTES`` (default 100 GiB; 0: no cap) bounds what the project's data folder and
-outputs folder take on the platform's disk (``MYAPP_HOME/jobs/{data,outputs}/<namespace>``, local runs and
-notebooks; on Kubernetes the claims' sizes bound them): the allocated bytes of everything there, walked by
-descriptor without following links (``myapp.fs``) and kept per web or worker process for
+``MYAPP_PROJECT_MAX_STORAGE_BYTES`` (default 100 GiB; 0: no cap) bounds what the project's data, outputs and
+checkpoints folders take on the platform's disk (``MYAPP_HOME/jobs/{data,outputs,checkpoints}/<namespace>``,
+local runs and notebooks; on Kubernetes the claims' sizes bound them): the allocated bytes of everything there,
+walked by descriptor without following links (``myapp.fs``) and kept per web or worker process for
 ``STORAGE_TTL`` seconds, so a request pays a walk at most once a minute per project. Over the cap, a new run
 is a conflict (409: checked in the same flush as the objects) and an upload is 413 (the room left bounds it).
 """
@@ -39,7 +39,7 @@ CAPPED: dict[type, str] = {Pipeline: "pipelines", Task: "tasks", Edge: "edges", 
 OBJECTS = "MYAPP_PROJECT_MAX_OBJECTS"
 STORAGE = "MYAPP_PROJECT_MAX_STORAGE_BYTES"
 STORAGE_TTL = 60.0  # seconds a project's measured storage is kept per process
-FOLDERS = ("data", "outputs")  # under the local backend's work folder, one per project each
+FOLDERS = ("data", "outputs", "checkpoints")  # under the local backend's work folder, one per project each
 
 _measured: dict[str, tuple[float, int]] = {}
 _locks: collections.defaultdict[str, threading.Lock] = collections.defaultdict(threading.Lock)
@@ -89,8 +89,9 @@ def check_storage(project: Project | None) -> None:
         return
     used = storage_used(project.namespace)
     if used > cap:
-        reason = (f"project {project.name} holds {used} bytes in its data and outputs folders, over {STORAGE} "
-                  f"({cap}): delete some (outputs of old runs, files in the data folder) before starting runs")
+        reason = (f"project {project.name} holds {used} bytes in its data, outputs and checkpoints folders, over "
+                  f"{STORAGE} ({cap}): delete some (outputs of old runs, files in the data folder) before starting "
+                  "runs")
         raise DomainError(reason, [{"field": "project_id", "reason": reason}], kind=Kind.CONFLICT)
 
 
@@ -101,8 +102,8 @@ def storage_room(project: Project) -> int | None:
         return None
     room = cap - storage_used(project.namespace)
     if room <= 0:
-        reason = (f"project {project.name} holds its {STORAGE} ({cap} bytes) or more in its data and outputs "
-                  "folders: delete some first")
+        reason = (f"project {project.name} holds its {STORAGE} ({cap} bytes) or more in its data, outputs and "
+                  "checkpoints folders: delete some first")
         raise DomainError(f"file: {reason}", [{"field": "file", "reason": reason}], kind=Kind.TOO_LARGE)
     return room
 
@@ -115,7 +116,7 @@ def written(namespace: str, size: int) -> None:
 
 
 def storage_used(namespace: str) -> int:
-    """The allocated bytes of the project's local data and outputs folders, measured at most once per
+    """The allocated bytes of the project's local data, outputs and checkpoints folders, measured at most once per
     STORAGE_TTL in this process (one walk at a time per project)."""
     with _locks[namespace]:
         found = _measured.get(namespace)
