@@ -5606,6 +5606,7 @@ export interface components {
                 max: number;
                 min: number;
             };
+            "x-grace-period"?: number;
             "x-outputs"?: {
                 [key: string]: {
                     description: string;
