@@ -60,15 +60,23 @@ def test_trials_run_as_pytorchjobs_and_are_pruned_from_the_claims_metrics(app, c
             db.session.commit()
             return {t.number: (t.state.value, t.intermediate, t.pipeline_run_id) for t in rows}
 
-    def job_of(number: int) -> tuple[str, Path]:
-        """Trial `number`'s PyTorchJob (once submitted) and its folder on the claim."""
+    def job_of(number: int) -> tuple[int, dict, Path]:
+        """Trial `number`'s run, what its attempt submitted (once it has) and its folder on the claim."""
         def submitted():
             run = look()[number][2]
             with app.app_context():
                 attempt = db.session.scalars(sa.select(TaskRun).filter_by(pipeline_run_id=run)).first()
-                return attempt is not None and attempt.backend_ref and (attempt.backend_ref["primary"]["name"],
+                return attempt is not None and attempt.backend_ref and (run, attempt.backend_ref,
                                                                         claim / attempt.output_dir)
         return wait_until(submitted, timeout=30, what=f"trial {number}'s job")
+
+    def left(run: int, ref: dict) -> list[str]:
+        """The objects of the attempt still in the cluster (the project's claims stay: every run's)."""
+        with app.app_context():
+            controller.reconcile(run)
+            db.session.commit()
+        return [f"{o['kind']}/{o['name']}" for o in ref["objects"] if o["kind"] != "PersistentVolumeClaim"
+                and double.get(o["api_version"], o["kind"], o["namespace"], o["name"]) is not None]
 
     def running(name: str) -> None:
         double.set_status(*PYTORCH, namespace, name, {"conditions": [{"type": "Created", "status": "True"},
@@ -81,15 +89,17 @@ def test_trials_run_as_pytorchjobs_and_are_pruned_from_the_claims_metrics(app, c
                 fh.write(json.dumps({"step": step, "name": "loss", "value": value}) + "\n")
 
     def trial(number: int) -> None:
-        name, folder = job_of(number)
+        run, ref, folder = job_of(number)
+        name = ref["primary"]["name"]
         assert double.get(*PYTORCH, namespace, name) is not None  # a PyTorchJob, as any run of the pipeline
         running(name)
         report(folder, CURVES[number])
         curve = [[s, v] for s, v in enumerate(CURVES[number])]
-        if number == 1:  # read off the claim while the job runs, and pruned: its PyTorchJob is deleted
+        if number == 1:  # read off the claim while the job runs, and pruned: its objects are deleted
             wait_until(lambda: look()[1][:2] == ("pruned", curve), timeout=30, what=lambda: f"trial 1 pruned: {look()}")
             assert double.get(*PYTORCH, namespace, name) is None
             assert any(d.kind == "PyTorchJob" and d.name == name for d in double.deletions)
+            wait_until(lambda: not left(run, ref), timeout=30, what=lambda: f"{left(run, ref)} to be deleted")
             return
         wait_until(lambda: look()[number][:2] == ("running", curve), timeout=30,
                    what=lambda: f"trial {number}'s curve while it runs: {look()}")
