@@ -36,7 +36,10 @@ def latest_attempts(run_id: int) -> list[TaskRun]:
 def metrics_of(attempt: TaskRun, namespace: str) -> list[dict[str, Any]]:
     if attempt.reported_metrics is not None and attempt.is_finished:
         return attempt.reported_metrics
-    return outputs_store.current(attempt, namespace)[1]
+    now = outputs_store.current(attempt, namespace)[1]
+    if not attempt.is_finished and outputs_store.on_claim(attempt):  # its file as last read off the claim first
+        return outputs_live.read(attempt, namespace) + now
+    return now
 
 
 def read(run_id: int, project_id: int, metrics: Sequence[str]) -> Progress:

@@ -1,28 +1,30 @@
 """An attempt's metrics while it runs on a Kubernetes claim (no S3 store): the platform cannot mount the
 claim, so until the attempt ends (when ``store.record`` copies its folder) its ``metrics.jsonl`` is read by a
-short-lived reader pod (``LiveReader``: myapp/backends/kubernetes/outputs.py) and kept as the attempt's
-``metrics.jsonl`` in the platform's outputs folder, where ``store.current`` reads it like a local attempt's.
+short-lived reader pod (``LiveReader``: myapp/backends/kubernetes/outputs.py) and kept beside the run's
+attempts (``<run>/.live/<task run>-metrics.jsonl`` in the platform's outputs folder, deleted with the run),
+never in the attempt's own folder, which only the end-of-attempt copy writes.
 
 Each read costs a pod, so an attempt's file is read again only once its copy is ``MYAPP_CLAIM_METRICS_SECONDS``
 old (10 s; the copy's modification time is the clock every worker shares), and only its first
 ``reader.CHUNK_BYTES`` (4 MiB; more lines than ``store.MAX_METRIC_LINES`` in any usual file). The copy is
-replaced whole at each read, and by the attempt's own copy when it ends."""
+replaced whole at each read."""
 from __future__ import annotations
 
 import logging
 import os
 import time
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..fs.beneath import Folder, Refused
 from ..models import TaskRun
 from . import reader as outputs_reader
 from .declarations import METRICS_FILE
-from .store import on_claim, root
+from .store import MAX_METRICS_BYTES, on_claim, parse_metrics, root
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PACE_SECONDS = 10.0
+LIVE_FOLDER = ".live"  # beside the run's attempts, as fetches' .fetch
 
 
 @runtime_checkable
@@ -41,6 +43,21 @@ def pace() -> float:
         return DEFAULT_PACE_SECONDS
 
 
+def copy_name(attempt: TaskRun) -> str:
+    """Where the running attempt's metrics are kept, beneath the project's outputs folder."""
+    return f"{int(attempt.pipeline_run_id)}/{LIVE_FOLDER}/{int(attempt.id)}-{METRICS_FILE}"
+
+
+def read(attempt: TaskRun, namespace: str) -> list[dict[str, Any]]:
+    """The metrics of the last copy read off the claim (none yet: [])."""
+    try:
+        with Folder.open(root() / namespace) as outputs:
+            data = outputs.read(copy_name(attempt), MAX_METRICS_BYTES)
+    except (OSError, Refused):  # none yet, or not a file of the platform's any more
+        return []
+    return parse_metrics(data[:MAX_METRICS_BYTES].decode("utf-8", errors="replace").splitlines())
+
+
 def refresh(attempt: TaskRun, namespace: str, backend: object) -> bool:
     """Copy the running attempt's metrics.jsonl off its claim when the copy here is older than pace();
     whether it was copied. A file not written yet, or a reader that fails, leaves the copy as it was (or
@@ -48,7 +65,7 @@ def refresh(attempt: TaskRun, namespace: str, backend: object) -> bool:
     if attempt.is_finished or not attempt.backend_ref or not on_claim(attempt) \
             or not isinstance(backend, LiveReader):
         return False
-    relative = f"{attempt.output_dir}/{METRICS_FILE}"
+    relative = copy_name(attempt)
     try:
         with Folder.open(root() / namespace, create=True) as outputs:
             try:
@@ -63,7 +80,7 @@ def refresh(attempt: TaskRun, namespace: str, backend: object) -> bool:
             except RuntimeError as exc:  # BackendError (this package does not import the backends)
                 log.debug("metrics of running task run %s not read off the claim: %s", attempt.id, exc)
                 chunk = None
-            outputs.make_dirs(str(attempt.output_dir))
+            outputs.make_dirs(relative.rpartition("/")[0])
             if chunk is not None:
                 outputs.write(relative, chunk.data)
             elif age == float("inf"):
