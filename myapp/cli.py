@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 
 import click
 from flask.cli import FlaskGroup, with_appcontext
@@ -150,13 +151,14 @@ def _die_with_parent() -> None:
         pass
 
 
-def _wait_ready(url: str, procs: list[subprocess.Popen], timeout: float = 60) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_ready(url: str, procs: list[subprocess.Popen], stopping: Callable[[], bool]) -> bool:
+    """True once the web answers `url`; False if a process exits or a stop is asked first. No deadline:
+    on a loaded machine the first answer may take minutes, and the URL is the line a person waits for."""
+    while not stopping():
         if any(p.poll() is not None for p in procs):
             return False
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
+            with urllib.request.urlopen(url, timeout=10) as resp:
                 if resp.status == 200:
                     return True
         except OSError:
@@ -243,7 +245,7 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
         for cmd in commands.values():
             # Own process groups: the terminal's Ctrl-C reaches us once and we stop children in order.
             procs.append(subprocess.Popen(cmd, env=env, start_new_session=True, preexec_fn=_die_with_parent))
-        if _wait_ready(f"http://{host}:{port}/health", procs):
+        if _wait_ready(f"http://{host}:{port}/health", procs, lambda: stopping):
             click.secho(f"\nThe platform is running at {env['MYAPP_BASE_URL']}/", fg="green", bold=True)
             click.echo("Log in as the admin user printed by `myapp init`. Ctrl-C stops everything.\n")
         while not stopping and all(p.poll() is None for p in procs):
