@@ -24,6 +24,9 @@ SIDECARS = frozenset({"istio-proxy", "istio-init"})
 # rest (the Eviction API, the kubelet under node pressure or shutting down, scheduler preemption) evictions.
 NODE_LOST_REASONS = frozenset({"DeletionByTaintManager", "NodeLost"})
 DISRUPTION_STATUS_REASONS = frozenset({"Evicted", "NodeLost", "Terminated", "Shutdown", "NodeShutdown"})
+# Workloads whose own controller replaces a lost pod and that hold no gang (model servers): a disruption is
+# theirs to heal, not a failure of the attempt.
+SELF_HEALING = frozenset({"Deployment", "InferenceService", "Notebook", "StatefulSet"})
 
 
 def _true(conditions: Iterable[Obj] | None, kind: str) -> Obj | None:
@@ -278,13 +281,13 @@ def exit_code(pods: Iterable[Obj]) -> int | None:
 
 
 def combine(base: Status, pods: Iterable[Obj] = (), podgroups: Iterable[Obj | None] = (),
-            url: str | None = None) -> Status:
-    """The workload's state, explained by its PodGroup and pods."""
+            url: str | None = None, kind: str = "") -> Status:
+    """The workload's state (of this kind), explained by its PodGroup and pods."""
     pods = list(pods)
     state, reasons = base.state, [base.reason] if base.reason else []
     if state in (JobState.CANCELLED, JobState.SUCCEEDED):
         return Status(state, base.reason, base.replicas, exit_code(pods) if pods else base.exit_code, url)
-    lost = disruptions(pods)
+    lost = disruptions(pods) if kind not in SELF_HEALING else []
     if lost:  # the rest of the gang cannot go on: the attempt has failed, not the program
         nodes = tuple(sorted({node for _, node, _ in lost if node}))
         text = "; ".join(t for _, _, t in lost)

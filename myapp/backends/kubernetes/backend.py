@@ -215,7 +215,7 @@ class KubernetesBackend(ObjectApply, Backend):
             return base
         podgroups = ([self._get_optional(o) for o in ref.objects if o.kind == "PodGroup"]
                      if base.state is JobState.PENDING else [])
-        return adapters.combine(base, self.list_pods(ref), podgroups, self._url(ref) or base.url)
+        return adapters.combine(base, self.list_pods(ref), podgroups, self._url(ref) or base.url, ref.primary.kind)
 
     # --- pods and their logs: the logs.PodLogSource the log readers use ------------------
 

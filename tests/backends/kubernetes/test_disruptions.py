@@ -94,3 +94,19 @@ def test_nodes_to_avoid_are_checked_before_rendering():
             render(catalog()["pytorch-ddp"], {"workers": 1}, dataclasses.replace(PLAIN_CTX, avoid_nodes=bad))
         assert refused.value.field == "avoid_nodes"
     assert manifests("pytorch-ddp") == render(catalog()["pytorch-ddp"], {}, PLAIN_CTX)  # none: no affinity added
+
+
+def test_a_model_servers_evicted_pod_is_its_deployments_to_replace():
+    from myapp.backends.kubernetes import adapters
+
+    ready = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
+    pod = {"metadata": {"name": "web-1"}, "spec": {"nodeName": "node-a"},
+           "status": {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}}
+    served = adapters.combine(adapters.deployment_status({"apiVersion": "apps/v1", "kind": "Deployment",
+                                                          "spec": {"replicas": 1}, "status": ready}),
+                              [pod], kind="Deployment")
+    assert served.state is JobState.RUNNING and served.cause is None
+    trained = adapters.combine(adapters.training_job_status({"status": {"conditions": [
+        {"type": "Running", "status": "True"}]}}), [pod], kind="PyTorchJob")
+    assert (trained.state, trained.cause, trained.lost_nodes) == (JobState.FAILED, EVICTED, ("node-a",))
+    assert trained.reason == "web-1 evicted from node node-a (Evicted)"
