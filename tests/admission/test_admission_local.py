@@ -180,5 +180,11 @@ def test_a_borrower_is_preempted_when_the_owner_submits_and_restarts_later(app, 
         assert [(a, s, p) for a, s, _, _, _, p in platform.attempts(borrowed)] == [
             (1, "cancelled", 0), (2, "succeeded", 1)]
         assert platform.run_state(borrowed) == "succeeded"
+        with app.app_context():  # the attempts say why each ended: a preemption, not a failure of any kind
+            from myapp.extensions import db
+            from myapp.models import TaskRun
+
+            assert db.session.scalars(sa.select(TaskRun.cause).where(TaskRun.pipeline_run_id == borrowed)
+                                      .order_by(TaskRun.attempt)).all() == ["preempted", None]
     finally:
         platform.stop()
