@@ -381,7 +381,10 @@ def test_sigterm_ignoring_replica_is_killed_after_the_grace_period(backends):
     backend = backends(grace_period=1.0)
     script = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('stubborn', flush=True); "
               "time.sleep(300)")
-    ref = backend.submit(render_template("python", {"script": script}))
+    manifests = render_template("python", {"script": script})
+    assert workload(manifests)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 30  # the template's
+    workload(manifests)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 1  # a pod's grace wins
+    ref = backend.submit(manifests)
     wait_until(lambda: lines_of(backend, ref) == ["stubborn"], what="the replica")
     started = time.monotonic()
     backend.cancel(ref)
