@@ -220,7 +220,9 @@ class LocalBackend(JobFolders):
             except Exception:  # it just exited
                 pass
         spec = self._spec(ref)
-        deadline = time.monotonic() + spec["settings"]["grace_period"] + 10
+        default = spec["settings"]["grace_period"]  # a pod's own grace (its template's) wins, as the supervisor's
+        grace = max([r.get("grace_period") or default for r in spec.get("replicas", [])], default=default)
+        deadline = time.monotonic() + grace + 10
         while time.monotonic() < deadline:
             if self._state(ref)["state"] in TERMINAL:
                 return
