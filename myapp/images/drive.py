@@ -9,19 +9,24 @@ is left alone, a Kaniko Job already submitted is adopted.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.metadata
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from email.parser import BytesHeaderParser
 
 import sqlalchemy as sa
 from flask import current_app
 
 from ..auth.sealed import SealError
 from ..backends import Backend, BackendError, JobRef, JobState
+from ..backends.local.plan import LAYER
 from ..backends.registry import backend_for_group, local_workdir, log_archive
 from ..extensions import db
+from ..fs.beneath import Folder, Refused
 from ..models import (
     BuildSource,
     Cluster,
@@ -40,7 +45,7 @@ from ..notebooks.packages import SnapshotError, installed
 from ..notebooks.states import SERVING, jupyter_token, not_serving
 from ..pipelines.manifests import group_spec, template_data
 from ..rendering import RenderError
-from ..rendering.kinds.notebook import url_prefix
+from ..rendering.kinds.notebook import url_prefix, work_claim_name
 from . import credentials, environments, kaniko
 from .builder import BuildError, build_environment
 from .dockerfile import dockerfile_for
@@ -50,6 +55,7 @@ NO_ENGINE = "no container engine: build this on Kubernetes, or use a package lis
 NO_APT = ("apt packages need a container engine: build this on Kubernetes (a resource group of a "
           "Kubernetes cluster), or leave apt_packages empty for a local environment")
 TEMPLATE = "image-build"
+METADATA_LIMIT = 64 * 1024  # bytes of a METADATA file read for its headers (Name, Version come first)
 
 
 class Failed(Exception):
@@ -123,11 +129,15 @@ def _packages(build: ImageBuild, log: LogWriter) -> list[str]:
     if notebook is None:
         raise Failed("the notebook to snapshot no longer exists")
     project = db.session.get(Project, notebook.project_id)
+    own: list[str] = []
     if notebook.resource_group_id and _group_on_kubernetes(notebook.resource_group_id):
         packages = _running_packages(notebook, project)
-    else:
-        packages = snapshot(environments.resolve(notebook.image, project.namespace))
-    log(f"snapshot of notebook {notebook.name} ({notebook.image}): {len(packages)} package(s)")
+    else:  # its environment's packages and, first, what was pip-installed in the notebook's own layer
+        layer = layer_packages(project.namespace, notebook.name)
+        own = pins(layer)
+        packages = snapshot(environments.resolve(notebook.image, project.namespace), layer)
+    log(f"snapshot of notebook {notebook.name} ({notebook.image}): {len(packages)} package(s)"
+        + (f", {len(own)} of them installed in the notebook's own layer ({LAYER}): {', '.join(own)}" if own else ""))
     build.packages = packages
     build.base_image = build.base_image or notebook.image
     db.session.commit()
@@ -140,21 +150,52 @@ def _group_on_kubernetes(group_id: int) -> bool:
     return cluster is not None and cluster.kind == ClusterKind.KUBERNETES
 
 
-def snapshot(env: environments.Environment | None) -> list[str]:
+def snapshot(env: environments.Environment | None, first: Iterable[tuple[str | None, str | None]] = ()) -> list[str]:
     """What ``pip freeze`` would list for a notebook's Python, read from the packages' metadata (running the
-    environment's interpreter would run its packages' code, as the platform): the environment's
-    site-packages, or the host Python's for a notebook without an environment."""
+    environment's interpreter would run its packages' code, as the platform): `first` (a local notebook's own
+    layer: layer_packages), then the environment's site-packages, or the host Python's for a notebook without
+    an environment; a package in both at the version found first."""
     paths = [p for p in sys.path if p.endswith("site-packages")] if env is None else [str(p) for p in env.site_dirs()]
-    return pins((dist.metadata["Name"], dist.version) for dist in importlib.metadata.distributions(path=paths))
+    return pins([*first, *((dist.metadata["Name"], dist.version)
+                           for dist in importlib.metadata.distributions(path=paths))])
+
+
+def layer_packages(namespace: str, name: str) -> list[tuple[str | None, str | None]]:
+    """(name, version) of each distribution in a local notebook's own layer (`.myapp-venv` in its work folder,
+    where its `pip install`s go: myapp/backends/local/plan.py), read by descriptor beneath the project's data
+    folder: the notebook owns its work folder, so a link or anything but a folder or a regular file on the way
+    is refused (the build fails saying so), never followed; [] when nothing was pip-installed there."""
+    found: list[tuple[str | None, str | None]] = []
+    try:
+        with Folder.open(local_workdir() / "data" / namespace) as data, \
+                data.folder(f"volumes/{work_claim_name(name)}/{LAYER}/lib") as lib:
+            for python in _folders(lib, "python"):
+                with contextlib.suppress(FileNotFoundError), lib.folder(f"{python}/site-packages") as site:
+                    for dist in _folders(site, "", ".dist-info"):
+                        with contextlib.suppress(FileNotFoundError):
+                            headers = BytesHeaderParser().parsebytes(site.read(f"{dist}/METADATA", METADATA_LIMIT))
+                            found.append((headers["Name"], headers["Version"]))
+    except FileNotFoundError:
+        return found
+    except Refused as exc:
+        raise Failed(f"the notebook's own layer ({LAYER}) cannot be read: {exc.message}") from None
+    return found
+
+
+def _folders(folder: Folder, prefix: str, suffix: str = "") -> list[str]:
+    """The names of the real folders (no links) directly in `folder` that start and end so, sorted."""
+    with os.scandir(folder.fd) as entries:
+        return sorted(e.name for e in entries
+                      if e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_dir(follow_symlinks=False))
 
 
 def pins(found: Iterable[tuple[str | None, str | None]]) -> list[str]:
     """`name==version` of each distribution as `pip freeze` lists them (pip's own tools left out); a name
     or version that is no requirement (a notebook can print anything) is dropped by `freeze_requirements`."""
-    pinned = {}
+    pinned: dict[str, str] = {}
     for name, version in found:
-        if name and version and name.lower() not in ("pip", "setuptools", "wheel"):
-            pinned[environments.normalize(name)] = f"{environments.normalize(name)}=={version}"
+        if name and version and name.lower() not in ("pip", "setuptools", "wheel"):  # the first found wins
+            pinned.setdefault(environments.normalize(name), f"{environments.normalize(name)}=={version}")
     return environments.freeze_requirements("\n".join(sorted(pinned.values())))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from myapp.images import environments
+from tests.images.test_task_environment import package_index  # noqa: F401  (a fixture)
 from tests.support import unique
 from tests.world import created
 
@@ -239,3 +240,55 @@ def test_a_notebook_snapshot_builds_from_the_notebooks_packages(app, user, proje
     assert done["packages"] == ["six==1.17.0"] and done["base_image"] == "registry.local/t/env:nb-base"
     log = [i["line"] for i in user.get(f"/api/v1/image_build/{build['id']}/log").get_json()["items"]]
     assert log[0] == "snapshot of notebook snap (registry.local/t/env:nb-base): 1 package(s)", log
+
+
+@pytest.mark.usefixtures("package_index")
+def test_a_local_notebook_snapshot_carries_what_was_pip_installed_in_the_notebook(app, user, project, tmp_path):
+    """A local notebook's `pip install` goes to its own layer (a venv in its work folder): its snapshot lists
+    those packages beside its environment's and the image built from it has them (both from the test's
+    package index, as a user's would be from theirs: no network). A link in the layer fails the snapshot."""
+    import subprocess
+    import sys
+
+    from myapp.backends.registry import local_workdir
+    from myapp.rendering.kinds.notebook import work_claim_name
+    from tests.images.test_task_environment import PACKAGE, VERSION
+    from tests.notebooks.test_environment import wheel
+
+    base = created(ask(user, project, packages=[f"{PACKAGE}=={VERSION}"], tag="nb-layered"))
+    assert drive(app, base["id"]) == "succeeded"
+    nb = created(user.post("/api/v1/notebook/", json={"project_id": project["id"], "name": "layered",
+                                                       "image": "registry.local/t/env:nb-layered"}))
+    # What the notebook's terminal does: pip into its layer's site-packages (the venv its start makes).
+    served = tmp_path / "index" / "simple" / "nblayer"
+    served.mkdir()
+    (served / "nblayer-0.1-py3-none-any.whl").write_bytes(wheel("nblayer", 1))
+    with app.app_context():
+        layer = local_workdir() / "data" / project["namespace"] / "volumes" / work_claim_name("layered") / ".myapp-venv"
+    site = layer / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--quiet", "--target",
+                    str(site), str(served / "nblayer-0.1-py3-none-any.whl")], check=True, timeout=120)
+
+    build = created(ask(user, project, notebook_id=nb["id"], tag="nb-layered-snap"))
+    assert drive(app, build["id"]) == "succeeded", user.get(f"/api/v1/image_build/{build['id']}").get_json()
+    done = user.get(f"/api/v1/image_build/{build['id']}").get_json()
+    assert done["packages"] == [f"{PACKAGE}=={VERSION}", "nblayer==0.1"], done
+    log = [i["line"] for i in user.get(f"/api/v1/image_build/{build['id']}/log").get_json()["items"]]
+    assert log[0] == ("snapshot of notebook layered (registry.local/t/env:nb-layered): 2 package(s), 1 of them "
+                      "installed in the notebook's own layer (.myapp-venv): nblayer==0.1"), log
+    with app.app_context():
+        built = environments.resolve(f"registry.local/t/env:{done['tag']}", project["namespace"])
+    probe = subprocess.run([str(built.python), "-c", "import nblayer, myapp_envprobe; print(nblayer.VALUE)"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip() == "1", probe.stderr
+
+    # The notebook owns its work folder: a link there is refused, never followed (read by descriptor).
+    elsewhere = tmp_path / "elsewhere" / "python3.99" / "site-packages" / "stolen-9.dist-info"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "METADATA").write_text("Metadata-Version: 2.1\nName: stolen\nVersion: 9\n")
+    (layer / "lib").rename(layer / "lib-real")
+    (layer / "lib").symlink_to(tmp_path / "elsewhere")
+    linked = created(ask(user, project, notebook_id=nb["id"], tag="nb-linked-snap"))
+    assert drive(app, linked["id"]) == "failed"
+    reason = user.get(f"/api/v1/image_build/{linked['id']}").get_json()["reason"]
+    assert reason.startswith("the notebook's own layer (.myapp-venv) cannot be read"), reason
