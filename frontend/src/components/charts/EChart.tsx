@@ -2,14 +2,15 @@
 // the platform draws) mounted on a div. Loaded only through Chart.tsx's lazy import, so the chart library
 // is a chunk of its own that pages without charts (and the first page) never fetch.
 import { useEffect, useRef } from "react";
-import { LineChart, ParallelChart } from "echarts/charts";
+import { BarChart, LineChart, ParallelChart } from "echarts/charts";
 import { GridComponent, LegendComponent, ParallelComponent, TooltipComponent } from "echarts/components";
 import * as echarts from "echarts/core";
 import { SVGRenderer } from "echarts/renderers";
 import type { ChartOption } from "./options";
 
-// Only what options.ts builds: a new kind of chart registers its parts here.
-echarts.use([LineChart, ParallelChart, GridComponent, TooltipComponent, LegendComponent, ParallelComponent,
+// Only what the option builders build (options.ts; bars: an experiment's importances): a new kind of
+// chart registers its parts here.
+echarts.use([BarChart, LineChart, ParallelChart, GridComponent, TooltipComponent, LegendComponent, ParallelComponent,
   SVGRenderer]);
 
 export interface EChartProps {
