@@ -149,7 +149,8 @@ tasks:
 
 def test_admins_first_view_shows_this_machine_and_what_runs_on_it(platform, tab):
     """`myapp init` registered this machine (a local cluster, a default group of its CPUs, memory and GPUs);
-    a demo task naming no resource group runs on it and the Usage tab shows it under the demo project."""
+    a demo task naming no resource group runs on it, and the Usage tab shows it under the demo project and
+    the group's detail among what runs there."""
     group = platform.api("GET", "/api/v1/resource_group/", params={"name": "default"})["items"][0]
     assert group["cpu_millicores"] == (os.cpu_count() or 1) * 1000
     pipeline = platform.api("POST", "/api/v1/pipeline/import", json={"yaml": SLEEPER})
@@ -171,5 +172,11 @@ def test_admins_first_view_shows_this_machine_and_what_runs_on_it(platform, tab)
     demo = usage.locator("tr[data-project='demo']")
     assert demo.locator("td.usage-running").inner_text() == "1 job"
     tab.shot("usage-of-this-machine")
+    # The group's detail counts the same task, though it names no group.
+    page.get_by_role("link", name="Resource groups").click()
+    page.get_by_role("link", name="Open resource group default", exact=True).click()
+    running = page.get_by_role("region", name=re.compile(r"^Running \(\d+\)$"))
+    running.get_by_role("link", name="demo / sleeper / nap").wait_for()
+    tab.shot("default-group-detail")
     platform.api("POST", f"/api/v1/pipeline_run/{run['id']}/cancel")
     assert tab.errors == [], tab.errors
