@@ -368,7 +368,8 @@ TASK_RUN_OUTPUT = {"metrics": nullable(array(METRIC_SAMPLE)), "outputs": nullabl
 # Server-sent events: the data of each event, by event name.
 # streams.TASK_RUN_FIELDS (tests/api/test_openapi_types.py holds them equal; importing it here would be circular).
 _ATTEMPT_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
-                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions")
+                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions",
+                   "cause")
 RUN_SNAPSHOT = component("RunSnapshot", obj({
     # reconciled_at changes on every controller pass; the stream leaves it out.
     "run": model_schema(PipelineRun, [a.key for a in sa.inspect(PipelineRun).column_attrs if a.key != "reconciled_at"]),

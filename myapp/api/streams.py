@@ -43,7 +43,8 @@ RETRY_AFTER_SECONDS = 10  # a refused stream: when to try again
 SLOT_SECONDS = STREAM_SECONDS + 30.0
 DEFAULT_STREAMS_PER_PROCESS = 100  # without MYAPP_WEB_THREADS (e.g. a development server)
 TASK_RUN_FIELDS = ("id", "task_id", "attempt", "state", "reason", "exit_code", "backend",
-                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions")
+                   "created_at", "submitted_at", "started_at", "finished_at", "queue_position", "preemptions",
+                   "cause")
 Step = Callable[[], tuple[list[str], bool]]
 log = logging.getLogger(__name__)
 

@@ -5618,6 +5618,7 @@ export interface components {
         AttemptSummary: {
             attempt: number;
             backend: string | null;
+            cause: string | null;
             /** Format: date-time */
             created_at: string;
             exit_code: number | null;

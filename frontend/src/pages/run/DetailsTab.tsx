@@ -4,7 +4,7 @@ import { api } from "../../api/client";
 import { ErrorBanner, StateBadge } from "../../components/ui";
 import { navigate } from "../../router";
 import type { AttemptSummary, RunId, Task } from "../../types";
-import { preemptedBefore, waitingReason } from "./attempts";
+import { restartedBefore, waitingReason } from "./attempts";
 import { duration, formatTime } from "./time";
 
 interface Props {
@@ -48,8 +48,8 @@ export function DetailsTab({ task, attempts, attempt, canWrite, now, onSelectAtt
           {attempt.preemptions > 0 && (
             <div className="fact"><dt>Preempted</dt><dd>{attempt.preemptions} {attempt.preemptions === 1 ? "time" : "times"} before</dd></div>
           )}
-          {preemptedBefore(attempts, attempt) && (
-            <div className="fact wide"><dt>Restarted</dt><dd>{preemptedBefore(attempts, attempt)}</dd></div>
+          {restartedBefore(attempts, attempt) && (
+            <div className="fact wide"><dt>Restarted</dt><dd>{restartedBefore(attempts, attempt)}</dd></div>
           )}
           {attempt.reason && (
             <div className="fact wide"><dt>Reason</dt><dd>{waitingReason(attempt)}</dd></div>

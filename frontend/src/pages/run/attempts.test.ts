@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { attemptsOf, isActive, latestAttempts, preemptedBefore, waitingReason } from "./attempts";
+import { attemptsOf, isActive, latestAttempts, restartedBefore, waitingReason } from "./attempts";
 import type { AttemptSummary } from "../../types";
 
 function attempt(id: number, taskId: number, n: number, state: AttemptSummary["state"] = "succeeded"): AttemptSummary {
   return { id, task_id: taskId, attempt: n, state, reason: null, exit_code: null, backend: "local",
     created_at: "2026-01-01T00:00:00", submitted_at: null, started_at: null, finished_at: null,
-    queue_position: null, preemptions: 0 };
+    queue_position: null, preemptions: 0, cause: null };
 }
 
 describe("latestAttempts", () => {
@@ -50,13 +50,22 @@ describe("waitingReason", () => {
   });
 });
 
-describe("preemptedBefore", () => {
+describe("restartedBefore", () => {
   it("says why the previous attempt stopped when it was preempted, and nothing otherwise", () => {
-    const stopped = { ...attempt(1, 1, 1, "cancelled"), reason: "preempted for project a's quota; the task resumes from epoch 6" };
+    const stopped = { ...attempt(1, 1, 1, "cancelled"), reason: "preempted for project a's quota; the task resumes from epoch 6",
+      cause: "preempted" };
     const resumed = { ...attempt(2, 1, 2, "running"), preemptions: 1 };
-    expect(preemptedBefore([stopped, resumed], resumed)).toBe(stopped.reason);
+    expect(restartedBefore([stopped, resumed], resumed)).toBe(stopped.reason);
     const failed = { ...attempt(3, 1, 3, "running"), preemptions: 1 };
-    expect(preemptedBefore([stopped, resumed, failed], failed)).toBeNull();
-    expect(preemptedBefore([stopped], stopped)).toBeNull();
+    expect(restartedBefore([stopped, resumed, failed], failed)).toBeNull();
+    expect(restartedBefore([stopped], stopped)).toBeNull();
+  });
+  it("says why the previous attempt lost its gang: a killed replica, an eviction, a lost node", () => {
+    const lost = { ...attempt(1, 1, 1, "failed"), cause: "node-lost",
+      reason: "master-0 lost with its node from node n1 (DeletionByTaintManager): the whole gang restarts from its checkpoint" };
+    const again = attempt(2, 1, 2, "running");
+    expect(restartedBefore([lost, again], again)).toBe(lost.reason);
+    const crashed = { ...lost, cause: null, reason: "worker-0 exited with code 1: bad data" };
+    expect(restartedBefore([crashed, again], again)).toBeNull();
   });
 });

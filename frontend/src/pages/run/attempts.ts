@@ -28,10 +28,17 @@ export function waitingReason(attempt: AttemptSummary): string {
   return position ? `${attempt.reason} (position ${position})` : attempt.reason ?? "";
 }
 
-/** Why this attempt exists when its task's previous attempt was preempted: that attempt's reason
- * ("preempted ... for project X's quota ...; the task resumes from epoch 6 ..."), else null. */
-export function preemptedBefore(attempts: AttemptSummary[], attempt: AttemptSummary): string | null {
+// Why an attempt ended when the machine, not its program, ended it (TaskRun.cause; docs/failures.md).
+const LOSSES = ["replica-lost", "evicted", "node-lost"];
+
+/** Why this attempt exists when its task's previous attempt was preempted or lost a replica (a killed
+ * process, an evicted pod, a node gone): that attempt's reason ("preempted ... for project X's quota ...;
+ * the task resumes from epoch 6 ...", "worker-0 evicted from node n: the whole gang restarts from its
+ * checkpoint ..."), else null. */
+export function restartedBefore(attempts: AttemptSummary[], attempt: AttemptSummary): string | null {
   const previous = attempts.find((a) => a.task_id === attempt.task_id && a.attempt === attempt.attempt - 1);
-  if (!previous || attempt.preemptions <= previous.preemptions) return null;
-  return previous.reason;
+  if (!previous) return null;
+  const preempted = attempt.preemptions > previous.preemptions;
+  const lost = previous.cause !== null && LOSSES.includes(previous.cause);
+  return preempted || lost ? previous.reason : null;
 }
