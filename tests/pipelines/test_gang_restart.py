@@ -42,6 +42,7 @@ def checkpoint_mounts(manifests):
     return out
 
 
+@pytest.mark.backends  # the lost nodes are read back from a JSON column (JSON null differs between the two)
 def test_a_node_not_ready_restarts_the_gang_from_its_checkpoint_elsewhere(app, catalog, double, k8s_backend):
     from myapp.pipelines.controller import RunController
 
