@@ -301,7 +301,8 @@ def test_demo_train_task_preview_fills_macros(app, catalog, user):
     resp = user.get(f"/api/v1/task/{train_id}/manifests")
     assert resp.status_code == 200, resp.get_json()
     items = resp.get_json()["items"]
-    assert [item["kind"] for item in items] == ["PyTorchJob", "PersistentVolumeClaim"]  # + the outputs volume
+    assert [item["kind"] for item in items] == ["PyTorchJob", "PersistentVolumeClaim", "PersistentVolumeClaim"]
+    assert [item["metadata"]["name"] for item in items[1:]] == ["myapp-outputs", "myapp-checkpoints"]
     assert "{{" not in json.dumps(items)
     assert f"digits-{SAMPLE_VALUES['run_id']}.pt" in json.dumps(items)
 
