@@ -8,6 +8,8 @@ import sqlalchemy as sa
 from tests.pipelines.support import make_pipeline, task_states
 from tests.support import wait_until
 
+CHECKPOINTS_VOLUME = {"name": "myapp-checkpoints", "persistentVolumeClaim": {"claimName": "myapp-checkpoints"}}
+
 
 def test_the_second_task_reads_the_first_tasks_output_through_the_volume(app, catalog, double, k8s_backend,
                                                                             tmp_path, monkeypatch):
@@ -41,14 +43,18 @@ def test_the_second_task_reads_the_first_tasks_output_through_the_volume(app, ca
     jobs = {job["metadata"]["labels"]["myapp.io/task"]: job for job in seen_jobs.values()}
     for task in ("make", "use"):
         pod = jobs[task]["spec"]["template"]["spec"]
-        assert pod["volumes"] == [{"name": "myapp-outputs", "persistentVolumeClaim": {"claimName": "myapp-outputs"}}]
+        assert pod["volumes"] == [{"name": "myapp-outputs", "persistentVolumeClaim": {"claimName": "myapp-outputs"}},
+                                  CHECKPOINTS_VOLUME]
         assert pod["containers"][0]["volumeMounts"] == [
             {"name": "myapp-outputs", "mountPath": "/myapp/outputs", "readOnly": True},
             {"name": "myapp-outputs", "mountPath": f"/myapp/outputs/{run_id}/{task}/1",
-             "subPath": f"{run_id}/{task}/1"}]
+             "subPath": f"{run_id}/{task}/1"},
+            {"name": "myapp-checkpoints", "mountPath": f"/myapp/checkpoints/{run_id}/{task}",
+             "subPath": f"{run_id}/{task}"}]  # the task's checkpoints (the python template keeps them)
     args = jobs["use"]["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[args.index("--command") + 1] == f"cat '/myapp/outputs/{run_id}/make/1/data.csv'"
     claim = double.get("v1", "PersistentVolumeClaim", namespace, "myapp-outputs")
     assert claim is not None, "the outputs claim outlives the attempts' cleanup"
+    assert double.get("v1", "PersistentVolumeClaim", namespace, "myapp-checkpoints") is not None, "so does this one"
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"] and claim["spec"]["storageClassName"] == "shared-nfs"
     assert double.list("batch/v1", "Job", namespace) == []  # the attempts themselves were cleaned up

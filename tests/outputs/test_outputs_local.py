@@ -72,7 +72,7 @@ def test_a_task_reads_its_upstream_output_by_reference(app, catalog, admin):
         assert f"read 3 rows from /myapp/outputs/{run_id}/make/1/data.csv" in log
         assert "upstream is read-only" in log and "WROTE UPSTREAM" not in log
         # The consumer's manifests carry the path as plain data; the producer's folder is its own.
-        job = use.manifests[-2]["spec"]["template"]["spec"]["containers"][0]
+        job = use.manifests[0]["spec"]["template"]["spec"]["containers"][0]
         assert f"/myapp/outputs/{run_id}/make/1/data.csv" in " ".join(job["args"])
         assert {"name": "MYAPP_OUTPUT_DIR", "value": f"/myapp/outputs/{run_id}/use/1"} in job["env"]
         assert make.outputs == [{"path": "data.csv", "size": 12, "preview": "csv"},

@@ -20,6 +20,8 @@ import sqlalchemy as sa
 from tests.pipelines.support import make_pipeline, task_states
 from tests.support import free_port, wait_until
 
+CHECKPOINTS_VOLUME = {"name": "myapp-checkpoints", "persistentVolumeClaim": {"claimName": "myapp-checkpoints"}}
+
 BUCKET = "outputs"
 PREFIX = "platform"
 METRICS = json.dumps({"step": 0, "name": "loss", "value": 0.5}).encode() + b"\n"
@@ -109,7 +111,9 @@ def test_kubernetes_attempts_keep_their_outputs_in_the_store(app, catalog, doubl
     # The pods: an emptyDir instead of the claim, the upstream folder downloaded, the own one uploaded.
     assert double.get("v1", "PersistentVolumeClaim", namespace, "myapp-outputs") is None
     pod = jobs["use"]["spec"]["template"]["spec"]
-    assert pod["volumes"] == [{"name": "myapp-outputs", "emptyDir": {}}]
+    # The checkpoints stay on their claim: they must outlive the attempt's pod.
+    assert pod["volumes"] == [{"name": "myapp-outputs", "emptyDir": {}},
+                              CHECKPOINTS_VOLUME]
     download, upload_sidecar = pod["initContainers"]
     assert (download["name"], download["args"]) == ("outputs-download", [f"{run_id}/make/1"])
     assert "restartPolicy" not in download

@@ -101,6 +101,6 @@ def test_a_manual_run_gets_its_start_date_as_ds(app, catalog):
     with app.app_context():
         controller.reconcile(run_id)
         attempt = db.session.scalar(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id))
-        job = attempt.manifests[-2]["spec"]["template"]["spec"]["containers"][0]
+        job = attempt.manifests[0]["spec"]["template"]["spec"]["containers"][0]
         assert job["args"][job["args"].index("--command") + 1] == "echo 2026-11-24 20261124 0.5"
         assert db.session.get(PipelineRun, run_id).logical_date == dt.date(2026, 11, 24)  # kept for reruns
