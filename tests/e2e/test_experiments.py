@@ -5,7 +5,8 @@ seed whose first trials ask a good learning rate and the next ones one too small
 stops one as soon as a trial has completed), watches the trials run and one get pruned at a step, reads
 the optimisation history, opens the parallel-coordinates plot and the importances, registers the best
 trial's model as a version of a model of its own (the version records the trial's run and parameters)
-and opens its Deploy dialog. Screenshots: test-artifacts/e2e/test_a_new_user_searches_the_demo/."""
+and opens its Deploy dialog; axe-core finds nothing serious in the dialog or the experiment.
+Screenshots: test-artifacts/e2e/test_a_new_user_searches_the_demo/."""
 from __future__ import annotations
 
 import re
@@ -15,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.support import check_chart, sign_in
+from tests.e2e.test_accessibility import AXE, FAILING
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, the platform, real DDP trainings
 
@@ -32,6 +34,16 @@ def new_demo_developer(platform) -> tuple[str, str]:
     demo = platform.api("GET", "/api/v1/project/", params={"name": "demo"})["items"][0]
     platform.api("POST", f"/api/v1/project/{demo['id']}/members", json={"username": username, "role": "developer"})
     return username, made["generated_password"]
+
+
+def serious_violations(page) -> list[str]:
+    """axe-core's serious and critical findings on the page as it is (the sweep of test_accessibility.py
+    sees only the demo's experiment, not started: no trials, charts or dialog). Evaluated through the
+    browser's devtools protocol, which the page's Content-Security-Policy does not restrict."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text())
+    found = page.evaluate("async () => (await window.axe.run(document, {resultTypes: ['violations']})).violations")
+    return [f"{v['id']}: {v['help']} {[n['target'] for n in v['nodes']][:4]}" for v in found if v["impact"] in FAILING]
 
 
 def test_a_new_user_searches_the_demo(platform, tab):
@@ -70,6 +82,7 @@ def test_a_new_user_searches_the_demo(platform, tab):
     expect(dialog.locator(".field-error").filter(has_text="already exists")).to_be_visible()  # the server's 409
     expect(dialog.get_by_label("Name")).to_have_attribute("aria-invalid", "true")
     tab.shot("create-refused")
+    assert serious_violations(page) == []  # the dialog, its rows and both kinds of error
     dialog.get_by_label("Name").fill(name)
     dialog.get_by_role("button", name="Create and start").click()
     page.wait_for_url(re.compile(r".*/ui/experiments/\d+$"))
@@ -107,6 +120,7 @@ def test_a_new_user_searches_the_demo(platform, tab):
     # A bar each for lr and hidden, labelled with its share (the web process loads Optuna first: 30 s).
     expect(bars.locator("svg text").filter(has_text=re.compile(r"^\d+\.\d %$"))).to_have_count(2, timeout=30_000)
     tab.shot("importances")
+    assert serious_violations(page) == []  # the trials table, the best trial, the charts' tabs
 
     best = max((t for t in trials if t["state"] == "complete"), key=lambda t: t["values"][0])
     panel = page.locator(".best-trial")

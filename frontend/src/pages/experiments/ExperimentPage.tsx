@@ -69,7 +69,7 @@ export default function ExperimentPage({ experimentId }: { experimentId: number 
     },
     { header: "Duration", className: "muted", cell: (t) => formatDuration(t.created_at, t.finished_at) },
     { header: "Run", cell: (t) => (t.pipeline_run_id !== null
-      ? <Link to={`/runs/${t.pipeline_run_id}`} aria-label={`Run of trial ${t.number}`}>run #{t.pipeline_run_id}</Link>
+      ? <Link to={`/runs/${t.pipeline_run_id}`}>run #{t.pipeline_run_id}</Link>
       : <span className="muted">—</span>) },
   ];
 
