@@ -223,10 +223,10 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
     env.setdefault("MYAPP_NOTEBOOK_URL", f"http://{host}:{notebook_port}")
     env["MYAPP_NOTEBOOK_PROXY_KEY"] = secrets.token_urlsafe(32)
     commands = {
+        # No banners, and what goes wrong rather than every task or worker boot (MYAPP_LOG_LEVEL=info shows
+        # them): the console's first lines stay the platform's own, its URL among them. Requests still log.
         "web": [sys.executable, "-m", "gunicorn", "-c", "python:myapp.web.gunicorn_conf", "--bind", f"{host}:{port}",
-                "--workers", str(web_workers), "myapp.wsgi:app"],
-        # No banners, and what goes wrong rather than every task (MYAPP_LOG_LEVEL=info shows them): the
-        # console's first lines stay the platform's own, its URL among them.
+                "--workers", str(web_workers), "--log-level", log_level, "myapp.wsgi:app"],
         "worker": _celery_cmd("--quiet", "worker", "-l", log_level, "--concurrency", str(WORKER_CONCURRENCY)),
         "beat": _celery_cmd("--quiet", "beat", "-l", log_level),
         "notebook proxy": [sys.executable, "-m", "myapp.notebooks.proxy", "--web", f"http://{local_host}:{port}",

@@ -66,6 +66,7 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         assert proc.returncode == 0, out
         assert "stopped web, worker and beat" in out
         assert f"The platform is running at {base}/" in out  # said once the web answers, however long that takes
+        assert "Booting worker" not in out  # gunicorn's info lines are not the platform's (MYAPP_LOG_LEVEL=info)
         assert "No hostname was supplied" not in out  # the embedded broker is a file (myapp/shared/broker.py)
         assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     finally:
