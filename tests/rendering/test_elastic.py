@@ -31,11 +31,12 @@ def test_an_elastic_template_renders_torchrun_with_a_min_max_rendezvous(tmp_path
     name = job["metadata"]["name"]
     assert job["spec"]["elasticPolicy"] == {"minReplicas": 2, "maxReplicas": 4, "rdzvBackend": "c10d",
                                             "maxRestarts": 3, "nProcPerNode": 1}
-    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+    for rtype, replica in job["spec"]["pytorchReplicaSpecs"].items():
         (container,) = replica["template"]["spec"]["containers"]
         assert container["command"] == [
             "torchrun", "--nnodes=2:4", "--nproc-per-node=1", "--rdzv-backend=c10d",
-            "--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)", f"--rdzv-id={name}", "--max-restarts=3", "/app/main.py"]
+            "--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)", f"--rdzv-id={name}",
+            f"--rdzv-conf=is_host={int(rtype == 'Master')}", "--max-restarts=3", "/app/main.py"]
         assert container["args"][:2] == ["--epochs", "20"]
     errors = list(crd_validator("kubeflow.org/v1", "PyTorchJob").iter_errors(job))
     assert errors == []

@@ -66,19 +66,22 @@ def build_pytorch(b: Build) -> list[dict]:
                                        f"from {low - 1} to {high - 1}")
     policy = {"minReplicas": low, "maxReplicas": high, "rdzvBackend": "c10d", "maxRestarts": MAX_RESTARTS,
               "nProcPerNode": 1}
-    return _render("pytorchjob.yaml.j2", b, replicas, command=torchrun(b.command, b.name, low, high),
-                   elastic_policy=policy)
+    for replica in replicas:  # the Master hosts the rendezvous' store, the workers join it
+        replica["command"] = torchrun(b.command, b.name, low, high, host=replica["type"] == "Master")
+    return _render("pytorchjob.yaml.j2", b, replicas, elastic_policy=policy)
 
 
-def torchrun(command: list[str], job: str, low: int, high: int) -> list[str]:
+def torchrun(command: list[str], job: str, low: int, high: int, host: bool) -> list[str]:
     """The template's command under torchrun with a min:max rendezvous (``python script.py`` runs the script,
-    anything else with --no-python)."""
+    anything else with --no-python). ``host``: this replica hosts the rendezvous' store (said, not guessed
+    from the endpoint's address: locally every replica is 127.0.0.1)."""
     if len(command) >= 2 and _PYTHON.fullmatch(os.path.basename(command[0])) and not command[1].startswith("-"):
         program = command[1:]
     else:
         program = ["--no-python", *command]
     return ["torchrun", f"--nnodes={low}:{high}", "--nproc-per-node=1", "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={RDZV_ENDPOINT}", f"--rdzv-id={job}", f"--max-restarts={MAX_RESTARTS}", *program]
+            f"--rdzv-endpoint={RDZV_ENDPOINT}", f"--rdzv-id={job}", f"--rdzv-conf=is_host={int(host)}",
+            f"--max-restarts={MAX_RESTARTS}", *program]
 
 
 def check_elastic(value: Any, kind: str) -> dict[str, int]:
