@@ -44,6 +44,9 @@ BACKEND_CODE: dict[str, tuple[str, ...]] = {
     "myapp/admission/gate.py": ("tests/admission/test_admission_concurrency.py",
                                  "tests/admission/test_admission_local.py"),
     "myapp/notebooks/lifecycle.py": ("tests/notebooks/test_lifecycle.py",),
+    "myapp/api/projects.py": ("tests/api/test_project_delete_race.py",),
+    "myapp/pipelines/backend_calls.py": ("tests/api/test_project_delete_race.py",
+                                         "tests/pipelines/test_controller_round_trips.py"),
     "migrations": MIGRATION_TESTS,
 }
 
