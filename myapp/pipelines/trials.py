@@ -1,6 +1,8 @@
 """What a trial of an experiment (myapp/experiments) runs of its pipeline: every task but the serving
 steps (templates of category ``serving``: serve-model, deploy-service), with the edges between the rest.
-The best trial's model is registered or deployed on request, never by a trial."""
+A trial never deploys: the best trial's model is deployed on request. A pipeline's model-register step
+still runs in each trial (its versions name the trial's run); the Experiments page registers the best
+trial's model under another name on request."""
 from __future__ import annotations
 
 import sqlalchemy as sa
