@@ -158,7 +158,10 @@ class LocalBackend(JobFolders):
             (meta / "logs").mkdir(mode=0o700, exist_ok=True)
             run["ref"] = ref.as_dict()
             run["gpu_pool"] = str(self.workdir / "gpus.json")
-            run["sandbox"] = self._sandbox(isolation, ref, run)
+            try:
+                run["sandbox"] = self._sandbox(isolation, ref, run)
+            except Refused as exc:  # a link the project planted in its own folders: its job cannot start
+                raise PermanentBackendError(f"the job's folders cannot be made: {exc.message}") from None
             run_id = _run_id(manifests)
             if run_id is not None:  # where the supervisor says the job changed (changed_runs reads it)
                 run["events"] = {"folder": str(self.workdir / events.FOLDER), "run": run_id}

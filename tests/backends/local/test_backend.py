@@ -424,3 +424,23 @@ def test_signal_exit_code_is_reported_like_a_container_runtime(backend):
     status = finished(backend, backend.submit(render_template("python", {"script": script})))
     assert status.state is JobState.FAILED and status.exit_code == 128 + signal.SIGKILL
     assert status.reason == "BackoffLimitExceeded: job-0 exited with code 137"
+
+
+def test_a_link_planted_where_a_claim_goes_refuses_the_start_as_the_backends_error(backends, tmp_path):
+    """A project that put a link where its claims' folder goes (a job of its own can) gets a start refused
+    with a permanent backend error naming why, and nothing is made where the link points."""
+    from myapp.backends.base import PermanentBackendError
+    from myapp.rendering.kinds.notebook import token_secret_name, work_claim_name
+
+    backend = backends()
+    manifests = render_template("notebook", {"name": "linked"})
+    namespace = workload(manifests)["metadata"].get("namespace") or "default"
+    backend.put_secret(namespace, token_secret_name("linked"), {"token": "t0ken"})
+    volumes = backend.volume_dir(namespace, work_claim_name("linked")).parent
+    volumes.parent.mkdir(parents=True, exist_ok=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    volumes.symlink_to(elsewhere)
+    with pytest.raises(PermanentBackendError, match="cannot be made"):
+        backend.submit(manifests)
+    assert list(elsewhere.iterdir()) == []
