@@ -202,6 +202,9 @@ def fail_unexpectedly(notebook_id: int, exc: BaseException) -> None:
     if nb is not None and nb.desired == NotebookIntent.RUNNING and nb.state in (S.PENDING, S.PULLING, S.WAITING):
         nb.state = S.FAILED
         nb.reason = f"cannot start: internal error: {type(exc).__name__}: {exc}"[:4000]
+    elif nb is not None and nb.desired == NotebookIntent.DELETED:  # beat asks again (due()) until it is gone
+        nb.reason = f"delete not finished, tried again within a minute: {exc}"[:4000]
+        nb.requested_at = utcnow()
     db.session.commit()
 
 
@@ -264,11 +267,12 @@ STALE = dt.timedelta(seconds=60)
 
 def due(now: dt.datetime | None = None) -> list[int]:
     """Notebooks a worker should look at again: on their way somewhere (pending, pulling, waiting,
-    stopping) and not asked about in the last minute (a lost message, a worker killed mid-start)."""
+    stopping) or to be deleted (a delete a backend refused is tried again), and not asked about in the
+    last minute (a lost message, a worker killed mid-start)."""
     now = now or utcnow()
     moving = (S.PENDING, S.PULLING, S.WAITING, S.STOPPING)
     return list(db.session.scalars(
-        sa.select(Notebook.id).where(Notebook.state.in_(moving),
+        sa.select(Notebook.id).where(sa.or_(Notebook.state.in_(moving), Notebook.desired == NotebookIntent.DELETED),
                                      sa.or_(Notebook.requested_at.is_(None), Notebook.requested_at < now - STALE))
         .order_by(Notebook.id)))
 

@@ -100,3 +100,50 @@ def test_an_image_being_built_makes_it_pull_and_a_failed_build_fails_it(app, use
         assert db.session.get(Notebook, nb["id"]).reason == (
             f"cannot start: image registry.local/nbp/env:v1 is not in the catalog: build {build['id']} failed: "
             "pip: no matching distribution for numpy==2.1")
+
+
+class Cleaning(Refusing):
+    """A backend that removes what it is asked to (it records the claims)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cleaned: list[Any] = []
+
+    def cleanup(self, ref: Any, archive: Any) -> None:
+        self.cleaned.append(ref)
+
+
+class RefusingCleanup(Refusing):
+    """A backend whose cleanup is refused (a link the project planted in its work folder's way)."""
+
+    def cleanup(self, ref: Any, archive: Any) -> None:
+        from myapp.backends.base import PermanentBackendError
+
+        raise PermanentBackendError("claim 'lab-work' not removed: a link on the way")
+
+
+def test_a_delete_a_backend_refused_says_so_and_beat_tries_it_again(app, user, notebook_world):
+    import datetime as dt
+
+    from myapp.extensions import db
+    from myapp.models import Notebook
+    from myapp.models.base import utcnow
+    from myapp.notebooks.lifecycle import Hooks, due, fail_unexpectedly, reconcile
+
+    pid, image = notebook_world["project"]["id"], notebook_world["image"]
+    nb = created(user.post("/api/v1/notebook/", json={"project_id": pid, "name": "lab", "image": image}))
+    assert user.post(f"/api/v1/notebook/{nb['id']}/stop").status_code == 200
+    assert user.delete(f"/api/v1/notebook/{nb['id']}").status_code in (200, 202)
+    with app.app_context():
+        with pytest.raises(Exception, match="not removed"):
+            reconcile(nb["id"], Hooks(backend_for=lambda _group: RefusingCleanup(), archive=None))  # type: ignore[arg-type]
+        db.session.rollback()
+        fail_unexpectedly(nb["id"], RuntimeError("claim 'lab-work' not removed: a link on the way"))
+        row = db.session.get(Notebook, nb["id"])
+        assert row.reason.startswith("delete not finished") and "a link on the way" in row.reason
+        assert nb["id"] not in due()  # asked about just now ...
+        later = utcnow() + dt.timedelta(minutes=2)
+        assert nb["id"] in due(later)  # ... and again a minute on, whatever state it was left in
+        cleaning = Cleaning()
+        assert reconcile(nb["id"], Hooks(backend_for=lambda _group: cleaning, archive=None)) is None  # type: ignore[arg-type]
+        assert db.session.get(Notebook, nb["id"]) is None and [r.primary.name for r in cleaning.cleaned] == ["lab-work"]
