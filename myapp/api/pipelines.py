@@ -324,7 +324,7 @@ class PipelineRunApi(ResourceApi):
     def before_save(self, obj: PipelineRun, data: dict, creating: bool) -> None:
         obj.run_key = obj.run_key or f"manual-{uuid.uuid4().hex}"
         obj.created_by_id = current_user().id
-        check_run_params(db.session.get(Pipeline, obj.pipeline_id), obj.parameters or {})
+        obj.parameters = check_run_params(db.session.get(Pipeline, obj.pipeline_id), obj.parameters or {})
 
     def after_create(self, obj: PipelineRun) -> None:
         run_id = obj.id

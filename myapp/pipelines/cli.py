@@ -145,7 +145,7 @@ def run_command(name: str, project: str, params: tuple[str, ...], wait: bool, po
     with _in_process():
         pipeline = _pipeline(name, project)
         try:
-            check_run_params(pipeline, values)
+            values = check_run_params(pipeline, values)
         except DomainError as exc:
             _fail(exc)
         row = PipelineRun(project_id=pipeline.project_id, pipeline_id=pipeline.id,

@@ -6,6 +6,7 @@ myapp/outputs/declarations.py the same way).
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -39,11 +40,14 @@ SAMPLE_VALUES = macro_values(ds="2000-01-01", run_id="1", pipeline="pipeline", p
                              params={})
 
 
-def check_run_params(pipeline: Any, params: dict[str, Any]) -> None:
-    """A run's parameters: only those the pipeline declares (with their defaults), plain values.
+def check_run_params(pipeline: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """A run's parameters: only those the pipeline declares (with their defaults), plain values; a value
+    given as text for a parameter whose default is a number or a boolean (a form's field, a CLI argument)
+    is stored as one, so runs compare alike however they were started. Returns the values to store.
 
     FieldError naming ``parameters.<name>``: a typo must not run with the default silently."""
     declared = pipeline.parameters or {}
+    typed: dict[str, Any] = {}
     for name, value in params.items():
         if name not in declared:
             known = ", ".join(sorted(declared)) or "none"
@@ -51,3 +55,25 @@ def check_run_params(pipeline: Any, params: dict[str, Any]) -> None:
                              f"the pipeline declares no parameter {name!r} (its parameters: {known})")
         if value is not None and not isinstance(value, (str, int, float, bool)):
             raise FieldError(f"parameters.{name}", "must be a string, a number or a boolean")
+        typed[name] = _like(declared[name], value, f"parameters.{name}")
+    return typed
+
+
+def _like(default: Any, value: Any, field: str) -> Any:
+    """`value` read as its parameter's default's type when it is text and the default is not."""
+    if not isinstance(value, str) or default is None or isinstance(default, str):
+        return value
+    text = value.strip()
+    if isinstance(default, bool):
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        raise FieldError(field, f"must be true or false, like its default {default!r}")
+    if not isinstance(default, (int, float)):
+        return value
+    try:
+        number: int | float = int(text) if isinstance(default, int) and re.fullmatch(r"[+-]?\d+", text) else float(text)
+    except ValueError:
+        raise FieldError(field, f"must be a number, like its default {default!r}") from None
+    if not math.isfinite(number):
+        raise FieldError(field, "must be a finite number")
+    return number

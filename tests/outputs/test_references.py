@@ -80,6 +80,24 @@ def test_run_parameters_are_checked(user, catalog):
     assert good.status_code == 201
 
 
+def test_run_parameters_given_as_text_are_stored_as_their_defaults_type(user, catalog):
+    """A form or a CLI gives every value as text: a run stores numbers and booleans as such, so its
+    parameters compare with an API-started run's; text that is not one is refused naming the field."""
+    pipe = new_pipeline(user, parameters={"lr": 0.1, "epochs": 3, "augment": False, "name": "x"})
+    url = "/api/v1/pipeline_run/"
+    run = user.post(url, json={"pipeline_id": pipe["id"], "parameters": {
+        "lr": " 0.01", "epochs": "5", "augment": "True", "name": "7"}})
+    assert run.status_code == 201, run.get_json()
+    stored = user.get(f"{url}{run.get_json()['id']}").get_json()["parameters"]
+    assert stored == {"lr": 0.01, "epochs": 5, "augment": True, "name": "7"}
+    assert type(stored["epochs"]) is int and type(stored["lr"]) is float
+    for name, value, reason in [("lr", "fast", "must be a number"), ("epochs", "nan", "finite"),
+                                ("augment", "yes", "true or false")]:
+        bad = user.post(url, json={"pipeline_id": pipe["id"], "parameters": {name: value}})
+        assert bad.status_code == 400 and bad.get_json()["errors"][0]["field"] == f"parameters.{name}", bad.get_json()
+        assert reason in bad.get_json()["errors"][0]["reason"]
+
+
 def test_a_manual_run_gets_its_start_date_as_ds(app, catalog):
     from myapp.extensions import db
     from myapp.models import PipelineRun, TaskRun
