@@ -42,7 +42,7 @@ def attempt_rows(app, run_id):
     with app.app_context():
         rows = db.session.scalars(sa.select(TaskRun).where(TaskRun.pipeline_run_id == run_id)
                                   .order_by(TaskRun.id)).all()
-        out = [{"attempt": r.attempt, "state": r.state.value, "reason": r.reason or "", 
+        out = [{"attempt": r.attempt, "state": r.state.value, "reason": r.reason or "",
                 "started": r.started_at, "finished": r.finished_at} for r in rows]
         db.session.commit()
         return out
