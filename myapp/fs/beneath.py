@@ -131,6 +131,15 @@ class Folder:
         finally:
             os.close(top)
 
+    def folders(self, relative: str = "") -> list[str]:
+        """The names of the real folders (no links) directly in ``relative``, sorted."""
+        top = self._open(relative, DIRECTORY)
+        try:
+            with os.scandir(top) as found:
+                return sorted(e.name for e in found if e.is_dir(follow_symlinks=False))
+        finally:
+            os.close(top)
+
     def files(self, relative: str = "", limit: int | None = None) -> list[tuple[str, int]]:
         """Regular files beneath (path relative to ``relative``, size), links skipped, in os.walk's order:
         a folder's files (sorted), then its folders' (sorted); at most ``limit``, the walk stops there."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib.metadata
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -184,9 +183,7 @@ def layer_packages(namespace: str, name: str) -> list[tuple[str | None, str | No
 
 def _folders(folder: Folder, prefix: str, suffix: str = "") -> list[str]:
     """The names of the real folders (no links) directly in `folder` that start and end so, sorted."""
-    with os.scandir(folder.fd) as entries:
-        return sorted(e.name for e in entries
-                      if e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_dir(follow_symlinks=False))
+    return [name for name in folder.folders() if name.startswith(prefix) and name.endswith(suffix)]
 
 
 def pins(found: Iterable[tuple[str | None, str | None]]) -> list[str]:

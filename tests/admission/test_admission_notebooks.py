@@ -157,6 +157,10 @@ def test_a_notebook_borrowing_idle_capacity_is_never_preempted(app, catalog, tmp
         platform.stop()
 
 
+def without_checkpoints(task: dict) -> dict:
+    return {**task, "args": {**task["args"], "checkpoint": False}}
+
+
 @pytest.mark.parametrize(("policy", "why"), [
     ("sieve", "waiting: its GPUs are held for "),  # the policy's own reservation for the big job
     ("gang-fifo", "waiting: behind 1 job(s) of the group's queue waiting for room (first: task run "),
@@ -168,10 +172,12 @@ def test_a_notebook_queues_behind_a_job_waiting_for_room(app, catalog, tmp_path,
     jupyter, platform = Jupyter(), Platform(app, tmp_path)
     nb = notebook(app, project, group)
     try:
-        hold = submit(app, catalog, group, project, {"hold": python_task(3, cpu="2")})
+        # Tasks that do not checkpoint: sieve reserves the room a big one waits for (one that checkpoints
+        # would rather take its turn by preemption, myapp/scheduler/reorder.py).
+        hold = submit(app, catalog, group, project, {"hold": without_checkpoints(python_task(3, cpu="2"))})
         platform.runs = [hold]
         platform.until(lambda: platform.attempts(hold)[0][1] in ("pending", "running"), "the 2-CPU task started")
-        big = submit(app, catalog, group, project, {"big": python_task(0, cpu="4")})
+        big = submit(app, catalog, group, project, {"big": without_checkpoints(python_task(0, cpu="4"))})
         platform.runs = [hold, big]
         platform.until(lambda: platform.attempts(big)[0][2] == "waiting: no node with 4 free CPUs", "the big job waits")
         state, reason = reconcile(app, nb, jupyter)

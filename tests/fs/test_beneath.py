@@ -152,6 +152,14 @@ def test_own_tree_leaves_what_links_point_at(tree):
     assert (after.st_mode, after.st_uid) == (before.st_mode, before.st_uid)
 
 
+def test_folders_lists_real_folders_only_and_never_through_a_link(tree):
+    folder, _, _ = tree
+    assert folder.folders() == ["d"]  # not the link to a folder outside, nor top.txt
+    assert folder.folders("d") == ["e"]
+    with pytest.raises(Refused):
+        folder.folders("link")
+
+
 def test_writes_stay_beneath(tree):
     folder, root, outside = tree
     folder.write("d/new.json", b"{}")

@@ -23,7 +23,7 @@ NAMED = [
     "myapp/backends/logrecords.py", "myapp/pipelines/observation.py", "myapp/images/builder.py", "myapp/images/logs.py",
     "myapp/images/environments.py", "myapp/images/defaults.py",
     "myapp/serving/store.py", "myapp/serving/local_uri.py", "myapp/setup_data.py",
-    "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py",
+    "myapp/notebooks/lifecycle.py", "myapp/projects/caps.py", "myapp/images/drive.py", "myapp/outputs/live.py",
 ]
 CONTROL = ("the attempt's .myapp control folder: made by the platform before any process of the job exists, "
            "masked by a read-only tmpfs in the job's sandbox (a mount point there: the job cannot rename it)")
