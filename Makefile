@@ -55,6 +55,10 @@ start: install ui bwrap
 # The Python install (mostly waiting on the network) and then ruff and mypy run beside the UI's steps, which
 # need only Node (its packages, build, ESLint, Vitest); the Python side's output is shown when both sides
 # are done, and the summary says which steps ran side by side.
+# Bytecode is cached (this machine's environment sets PYTHONDONTWRITEBYTECODE): every platform process a test
+# starts, and each pytest worker's rewritten test modules (half of collecting the suite), compile once per checkout.
+unexport PYTHONDONTWRITEBYTECODE
+
 STEPS := .test-steps
 STEP  := ./tests/timed_step.sh $(STEPS)
 

@@ -83,7 +83,17 @@ def check_chart(page, label: str, legend: list[str]) -> str:
     expect(box.locator("svg").first).to_be_visible()
     for name in legend:
         expect(box.locator("svg text").filter(has_text=re.compile(rf"^{re.escape(name)}$")).first).to_be_visible()
-    box.hover()
     tooltip = box.locator(".chart-tooltip")
+    bounds = box.bounding_box()
+    assert bounds is not None, label
+    # A live chart redrawn with new figures hides its tooltip until the pointer moves again: move it a pixel
+    # at a time (each move is an event ECharts answers), up to 5 s in all.
+    for step in range(20):
+        page.mouse.move(bounds["x"] + bounds["width"] / 2 + step % 2, bounds["y"] + bounds["height"] / 2)
+        try:
+            expect(tooltip).to_be_visible(timeout=250)
+            break
+        except AssertionError:
+            continue
     expect(tooltip).to_be_visible()
     return tooltip.inner_text()
