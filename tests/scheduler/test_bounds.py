@@ -49,5 +49,15 @@ def test_no_policy_beats_the_bounds(rows, nodes, policy):
     jobs = trace(*[(f"j{i}", s, min(g, gpus), d, c) for i, (s, g, d, c) in enumerate(rows)])
     result = simulate(jobs, gpus, policy)
     assert result["avg_jct_s"] >= jct_lower_bound(jobs, gpus, step=7.0) - 1e-6
-    if not result["lost_gpu_seconds"]:  # utilization counts runs thrown away by restarts too
+    # utilization counts runs thrown away by restarts, and a resumed job's restart too (GPUs held, no progress)
+    if not result["lost_gpu_seconds"] and not result["preemptions_per_job"]:
         assert result["utilization"] <= busy_upper_bound(jobs, gpus) + 1e-9
+
+
+def test_a_resumed_jobs_restart_is_busy_time_the_durations_do_not_hold():
+    """The case the property found: a checkpointing job preempted by tiresias resumes after a restart that
+    holds its GPUs without progress, so utilization may pass the durations' bound (and the JCT bound holds)."""
+    jobs = trace(("j0", 0, 12, 301, True), ("j1", 302, 1, 0, False), ("j2", 0, 1, 0, False))
+    result = simulate(jobs, 16, "tiresias")
+    assert result["preemptions_per_job"] > 0 and result["lost_gpu_seconds"] == 0
+    assert result["avg_jct_s"] >= jct_lower_bound(jobs, 16, step=7.0) - 1e-6
