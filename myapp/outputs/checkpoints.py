@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .declarations import all_containers
+from .declarations import mounted_subpath, shared_claim
 
 MOUNT = "/myapp/checkpoints"
 VOLUME = "myapp-checkpoints"  # the pod volume's name, and the project's PersistentVolumeClaim's
@@ -69,21 +69,12 @@ def claim_manifest(namespace: str) -> dict[str, Any]:
     size = os.environ.get("MYAPP_CHECKPOINTS_SIZE", "").strip() or DEFAULT_SIZE
     storage_class = (os.environ.get("MYAPP_CHECKPOINTS_STORAGE_CLASS", "").strip()
                      or os.environ.get("MYAPP_OUTPUTS_STORAGE_CLASS", "").strip())
-    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": size}}}
-    if storage_class:
-        spec["storageClassName"] = storage_class
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": VOLUME, "namespace": namespace}, "spec": spec}
+    return shared_claim(VOLUME, namespace, size, storage_class)
 
 
 def mounted_dir(manifests: list[Mapping[str, Any]]) -> str | None:
     """The task checkpoint folder (relative) the manifests mount, or None."""
-    for obj in manifests:
-        for container in all_containers(obj):
-            for mount_ in container.get("volumeMounts") or []:
-                if mount_.get("name") == VOLUME and mount_.get("subPath"):
-                    return str(mount_["subPath"])
-    return None
+    return mounted_subpath(manifests, VOLUME, writable=False)
 
 
 def check_grace(value: Any) -> int:

@@ -173,20 +173,30 @@ def claim_manifest(namespace: str) -> dict[str, Any]:
     Storage class and size: MYAPP_OUTPUTS_STORAGE_CLASS (empty: the cluster's default) and
     MYAPP_OUTPUTS_SIZE (10Gi), read at render time like the notebook settings."""
     size = os.environ.get("MYAPP_OUTPUTS_SIZE", "").strip() or DEFAULT_SIZE
-    storage_class = os.environ.get("MYAPP_OUTPUTS_STORAGE_CLASS", "").strip()
+    return shared_claim(VOLUME, namespace, size, os.environ.get("MYAPP_OUTPUTS_STORAGE_CLASS", "").strip())
+
+
+def shared_claim(name: str, namespace: str, size: str, storage_class: str) -> dict[str, Any]:
+    """A project's ReadWriteMany PersistentVolumeClaim (empty storage class: the cluster's default)."""
     spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": size}}}
     if storage_class:
         spec["storageClassName"] = storage_class
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": VOLUME, "namespace": namespace}, "spec": spec}
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
 def mounted_dir(manifests: list[Mapping[str, Any]]) -> str | None:
     """The attempt folder (relative) the manifests mount read-write, or None."""
+    return mounted_subpath(manifests, VOLUME, writable=True)
+
+
+def mounted_subpath(manifests: list[Mapping[str, Any]], volume: str, *, writable: bool) -> str | None:
+    """The first folder (relative) of `volume` a container of the manifests mounts (read-write only, if
+    `writable`), or None."""
     for obj in manifests:
         for container in all_containers(obj):
             for mount_ in container.get("volumeMounts") or []:
-                if mount_.get("name") == VOLUME and mount_.get("subPath") and not mount_.get("readOnly"):
+                if mount_.get("name") == volume and mount_.get("subPath") and not (writable and mount_.get("readOnly")):
                     return str(mount_["subPath"])
     return None
 
