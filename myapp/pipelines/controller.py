@@ -47,12 +47,12 @@ from ..outputs import store as outputs_store
 from ..outputs.refs import upstream_paths
 from ..rendering import RenderError
 from .backend_calls import BackendCalls
-from .dag import Decision, decide, retry_delay, run_outcome
+from .dag import Decision, decide, run_outcome
 from .macros import macro_values, substitute
 from .manifests import render_task
 from .run_token_secrets import RunTokenSecrets
 from .scheduling import admission, disabled_cluster, project_full, run_task_ids
-from .timers import IDLE_RECHECK, Timers, aware, failures
+from .timers import IDLE_RECHECK, Timers, aware, failures, retry_due
 from .trials import without_serving
 
 PREEMPTED = "preempted"  # TaskRun.cause of an attempt admission stopped (beside myapp.backends.DISRUPTIONS)
@@ -331,9 +331,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
             task = tasks[task_id]
             if attempt.state == TaskState.FAILED and failures(attempt) <= task.retries:
                 started.add(task_id)
-                assert attempt.finished_at is not None  # set by every transition into FAILED
-                due = attempt.finished_at + dt.timedelta(seconds=retry_delay(task.retry_delay, failures(attempt)))
-                if self.now() >= aware(due):
+                if self.now() >= retry_due(attempt, task):
                     retried |= self._start(run, task, attempt.attempt + 1, attempt.preemptions)
             elif attempt.state == TaskState.CANCELLED and attempt.preempted_at is not None:
                 started.add(task_id)  # preempted (myapp/admission/gate.py): again at once, not a failure

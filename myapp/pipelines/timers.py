@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from ..admission.gate import recheck_after
-from ..backends import Backend
+from ..backends import DISRUPTIONS, Backend
 from ..extensions import cache
 from ..models import Task, TaskRun, TaskState
 from ..models.states import TASK_ACTIVE
@@ -49,8 +49,7 @@ class Timers:
                 times.append(now + dt.timedelta(seconds=waiting) if waiting is not None else
                              max(now + dt.timedelta(seconds=POLL_MIN), aware(attempt.backend_retry_at or now)))
             elif attempt.state == TaskState.FAILED and failures(attempt) <= task.retries and attempt.finished_at:
-                times.append(aware(attempt.finished_at)
-                             + dt.timedelta(seconds=retry_delay(task.retry_delay, failures(attempt))))
+                times.append(retry_due(attempt, task))
         return min(times)
 
     def _watched(self, task: Task) -> bool:
@@ -60,6 +59,16 @@ class Timers:
             return False  # the default backend: local jobs report through their markers
         key = getattr(self.backend_for(task), "watch_key", None)
         return bool(key) and cache.get(key) is not None
+
+
+def retry_due(attempt: TaskRun, task: Task) -> dt.datetime:
+    """When a failed attempt's task starts again: after the task's retry_delay, doubling with each failure; a
+    gang the machine took a replica from (a DISRUPTIONS cause) at once, as a preempted one resumes, since its
+    program did nothing wrong and its next attempt already keeps off the lost nodes (it still counts against
+    the task's retries)."""
+    assert attempt.finished_at is not None  # set by every transition into FAILED
+    delay = 0 if attempt.cause in DISRUPTIONS else retry_delay(task.retry_delay, failures(attempt))
+    return aware(attempt.finished_at) + dt.timedelta(seconds=delay)
 
 
 def failures(attempt: TaskRun) -> int:

@@ -149,3 +149,47 @@ def test_a_killed_replica_restarts_the_gang_from_its_checkpoint_on_the_local_bac
         assert steps == list(range(resumed_from + 1, epochs + 1)), (resumed_from, steps)  # on from the checkpoint
     finally:
         platform.stop()
+
+
+def test_a_lost_replica_restarts_at_once_while_an_ordinary_failure_waits_its_retry_delay(app, catalog, double,
+                                                                                       k8s_backend):
+    """The task's retry_delay (here 10 minutes) is for a program that failed; a gang the machine took a
+    replica from starts again in the same pass, as a preempted one resumes, and still counts as a failure."""
+    from kubernetes import client
+
+    from myapp.pipelines.controller import RunController
+
+    for name in ("node-a", "node-b"):  # the next attempt keeps off node-a
+        double.add_node(name)
+    task = {"template": "pytorch-ddp", "args": {"workers": 1}, "retries": 2, "retry_delay": 600}
+    run_id, _ = make_pipeline(app, catalog, {"train": task}, [])
+    controller = RunController(lambda task: k8s_backend)
+    with app.app_context():
+        controller.reconcile(run_id)
+    (first,) = attempts(app, run_id)
+    worker = next(pod for pod in start(app, controller, double, first) if "worker" in pod)
+    namespace = first.backend_ref["namespace"]
+    client.CoreV1Api(double.api_client()).create_namespaced_pod_eviction(
+        worker, namespace, client.V1Eviction(metadata=client.V1ObjectMeta(name=worker, namespace=namespace)))
+    with app.app_context():
+        controller.reconcile(run_id)
+    lost, again = attempts(app, run_id)
+    assert (lost.cause, again.attempt, again.state.value) == ("evicted", 2, "pending")
+    assert lost.reason.endswith("(failure 1 of the 3 its retries allow)")
+
+    start(app, controller, double, again)  # now the program itself fails: the retry waits its delay
+    ref = again.backend_ref
+    double.set_status("kubeflow.org/v1", "PyTorchJob", ref["namespace"], ref["primary"]["name"],
+                      {"conditions": [{"type": "Failed", "status": "True", "reason": "PyTorchJobFailed"}]})
+    with app.app_context():
+        from myapp.extensions import db
+        from myapp.models import Task
+        from myapp.pipelines.timers import aware, retry_due
+
+        controller.reconcile(run_id)
+        controller.reconcile(run_id)
+        failed = attempts(app, run_id)
+        row = db.session.get(Task, failed[1].task_id)
+        waits = [(retry_due(a, row) - aware(a.finished_at)).total_seconds() for a in failed]
+    assert [(a.attempt, a.state.value, a.cause) for a in failed] == [(1, "failed", "evicted"), (2, "failed", None)]
+    assert waits == [0, 1200]  # no third attempt yet: the second failure waits retry_delay doubled
