@@ -103,10 +103,10 @@ class _Runner:
         self.stop, self.stop_poll = stop, stop_poll
         self.config = None
         if isolation.sandboxed:
-            etc = sandbox.etc_files(root / ".etc", uid, ["image-build"])
+            etc, hosts = sandbox.etc_files(root / ".etc", uid, ["image-build"])
             self.config = sandbox.plan(isolation, uid=uid, cwd=path, data_dir=path,
                                        read_only=sandbox.python_roots(sys.executable),
-                                       hidden=[root.parent, root], etc=etc)
+                                       hidden=[root.parent, root], etc=etc, hosts=hosts)
         self.env = {k: v for k, v in os.environ.items() if k in PIP_ENV}
         self.env.update(PATH=f"{path / 'bin'}:/usr/local/bin:/usr/bin:/bin", **sandbox.job_env(isolation.mode))
         self.env.setdefault("HOME", os.environ.get("HOME", "/tmp"))

@@ -38,11 +38,15 @@ def test_an_elastic_template_renders_torchrun_with_a_min_max_rendezvous(tmp_path
             "--rdzv-endpoint=$(MASTER_ADDR):$(MASTER_PORT)", f"--rdzv-id={name}",
             f"--rdzv-conf=is_host={int(rtype == 'Master')}", "--max-restarts=3", "/app/main.py"]
         assert container["args"][:2] == ["--epochs", "20"]
+        # every rendezvous round's workers get a store of their own, not the last round's keys
+        assert {"name": "TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "value": "1"} in container["env"]
     errors = list(crd_validator("kubeflow.org/v1", "PyTorchJob").iter_errors(job))
     assert errors == []
     plain = load_template(catalog_root() / "pytorch-ddp")
     (job,) = [m for m in render(plain, {"workers": 2}, PLAIN_CTX) if m["kind"] == "PyTorchJob"]
     assert "elasticPolicy" not in job["spec"]  # asked for by the template only
+    assert all("TORCH_DISABLE_SHARE_RDZV_TCP_STORE" not in str(replica)
+               for replica in job["spec"]["pytorchReplicaSpecs"].values())
 
 
 def test_replicas_outside_the_elastic_range_are_refused_naming_workers(tmp_path):

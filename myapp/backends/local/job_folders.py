@@ -62,7 +62,8 @@ class JobFolders:
             if kept is not None:
                 _rehome(run, checkpoints.MOUNT, str(self.checkpoints_dir(ref.namespace)))
             return None
-        etc = sandbox.etc_files(cwd / META / "etc", uid, [r["hostname"] for r in run["replicas"] if r.get("hostname")])
+        etc, hosts = sandbox.etc_files(cwd / META / "etc", uid,
+                                       [r["hostname"] for r in run["replicas"] if r.get("hostname")])
         outputs = None if output is None else (self.outputs_dir(ref.namespace), run["outputs_dir"])
         read = self._read_outputs(ref, run, uid)
         return sandbox.plan(isolation, uid=uid, cwd=cwd, data_dir=data, outputs=outputs, read_outputs=read,
@@ -70,7 +71,7 @@ class JobFolders:
                             read_only=[*sandbox.python_roots(self.python), self.catalog_root, *self.read_only_paths,
                                        *JOB_SDK,
                                        *(Path(p) for p in run.get("environments", []))],
-                            hidden=[self.workdir.parent, self.workdir], etc=etc)  # parent: MYAPP_HOME
+                            hidden=[self.workdir.parent, self.workdir], etc=etc, hosts=hosts)  # parent: MYAPP_HOME
 
     def _read_outputs(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> tuple[Path, list[str]] | None:
         """The project's outputs folders a notebook or model server reads (the project's folder made

@@ -4,7 +4,8 @@ Each replica runs inside bubblewrap (``bwrap``) with
 
 * its own PID namespace: it sees and can signal only its own processes, never the platform's
   (web, worker, beat, the job's supervisor) nor another job's;
-* its own IPC and UTS namespaces (the hostname is the pod name, as in Kubernetes);
+* its own IPC and UTS namespaces (the hostname is the pod name, as in Kubernetes, and its own /etc/hosts
+  names it first: ``socket.getfqdn()`` is the pod's name, not every pod's ``localhost``);
 * a filesystem of read-only system folders (/usr, /etc, /sys, the Python installation, the
   job-template catalog) plus, read-write, only the attempt folder (its ``.myapp`` control folder
   hidden) and the project's data folder. MYAPP_HOME (secret key, database, queues, archives,
@@ -214,11 +215,13 @@ def python_roots(python: str) -> list[Path]:
 
 
 def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, read_only: Iterable[Path],
-         hidden: Iterable[Path], etc: dict[str, Path],
+         hidden: Iterable[Path], etc: dict[str, Path], hosts: dict[str, Path],
          outputs: tuple[Path, str] | None = None,
          read_outputs: tuple[Path, Iterable[str]] | None = None,
          checkpoint: tuple[Path, str] | None = None) -> dict[str, Any] | None:
     """The sandbox of one job, as plain data for spec.json (``wrap`` turns it into a command).
+
+    etc: files every replica sees at their /etc path; hosts: {hostname: its /etc/hosts} (``etc_files``).
 
     outputs: (the project's outputs folder, the attempt's folder in it): all of it read-only at
     myapp.outputs.declarations.MOUNT, the attempt's own read-write over it (what a pod's volume mounts do).
@@ -258,11 +261,13 @@ def plan(isolation: Isolation, *, uid: int | None, cwd: Path, data_dir: Path, re
         view.bind("--bind", folder, Path(CHECKPOINT_MOUNT) / relative)
     view.mask(cwd / ".myapp")  # the supervisor's files: the spec (with the job's secrets), state, logs
     view.read_only += ["--chdir", str(cwd)]
-    return _config(isolation.mode, isolation.bwrap or "bwrap", uid, view)
+    return _config(isolation.mode, isolation.bwrap or "bwrap", uid, view, hosts)
 
 
-def _config(mode: str, bwrap: str, uid: int | None, view: _View) -> dict[str, Any]:
+def _config(mode: str, bwrap: str, uid: int | None, view: _View,
+            hosts: dict[str, Path] | None = None) -> dict[str, Any]:
     return {"mode": mode, "bwrap": bwrap, "uid": uid, "args": _base_args(mode) + view.finish(),
+            "hosts": {name: str(path) for name, path in (hosts or {}).items()},
             "env": shutil.which("env") or "/usr/bin/env", "setpriv": shutil.which("setpriv") or "/usr/bin/setpriv"}
 
 
@@ -292,7 +297,11 @@ def wrap(config: dict[str, Any], argv: list[str], hostname: str, gpus: bool) -> 
     disposition back (``env --default-signal``). When the job's main process exits, bwrap exits
     and the sandbox's PID namespace dies with everything left in it.
     """
-    cmd = [config["env"], "--ignore-signal=TERM", config["bwrap"], *config["args"], "--hostname", hostname]
+    cmd = [config["env"], "--ignore-signal=TERM", config["bwrap"], *config["args"]]
+    hosts = config.get("hosts", {}).get(hostname)  # a spec written before per-pod hosts files has none
+    if hosts is not None:
+        cmd += ["--ro-bind", hosts, "/etc/hosts"]
+    cmd += ["--hostname", hostname]
     if gpus:  # CUDA_VISIBLE_DEVICES picks the job's devices among these
         for device in sorted(glob.glob("/dev/nvidia*")):
             cmd += ["--dev-bind", device, device]
@@ -304,18 +313,25 @@ def wrap(config: dict[str, Any], argv: list[str], hostname: str, gpus: bool) -> 
     return [*cmd, config["env"], "--default-signal=TERM", "--", *argv]
 
 
-def etc_files(folder: Path, uid: int | None, hostnames: Iterable[str]) -> dict[str, Path]:
-    """/etc/hosts naming the job's pods (all on loopback), and a passwd entry for the project uid."""
+def etc_files(folder: Path, uid: int | None,
+              hostnames: Iterable[str]) -> tuple[dict[str, Path], dict[str, Path]]:
+    """A passwd entry for the project uid ({/etc path: file}), and each pod's /etc/hosts ({hostname: file}):
+    every pod of the job on loopback, and the pod's own name first, so that 127.0.0.1's name (the canonical
+    name ``socket.getfqdn()`` returns) is the pod's own, as its address's is in Kubernetes. With the host's
+    ``localhost`` first, every replica of a gang had one identity: torchrun's rendezvous names a node
+    ``<fqdn>_<pid>_<n>``, and each replica's agent is PID 2 of its own namespace, so the second agent was
+    taken for the first rejoining and the gang never met."""
     folder.mkdir(mode=0o700, exist_ok=True)
     out = {}
-    pods = " ".join(sorted(set(hostnames)))
-    hosts = _read("/etc/hosts") + f"# myapp: the pods of this job\n127.0.0.1\t{pods}\n"
-    out["/etc/hosts"] = _write(folder / "hosts", hosts)
+    pods = sorted(set(hostnames))
+    shared = _read("/etc/hosts") + f"# myapp: the pods of this job\n127.0.0.1\t{' '.join(pods)}\n"
+    hosts = {pod: _write(folder / f"hosts-{index}", f"127.0.0.1\t{pod}\n" + shared)
+             for index, pod in enumerate(pods)}  # numbered: a file name never made of a manifest's name
     if uid is not None:
         entry = f"{JOB_USER}:x:{uid}:{uid}:myapp job:{JOB_HOME}:/usr/sbin/nologin\n"
         out["/etc/passwd"] = _write(folder / "passwd", _read("/etc/passwd") + entry)
         out["/etc/group"] = _write(folder / "group", _read("/etc/group") + f"{JOB_USER}:x:{uid}:\n")
-    return out
+    return out, hosts
 
 
 def _read(path: str) -> str:

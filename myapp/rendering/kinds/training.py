@@ -24,6 +24,10 @@ ELASTIC_KEY = "x-elastic"
 MAX_ELASTIC_REPLICAS = 64
 MAX_RESTARTS = 3
 RDZV_ENDPOINT = "$(MASTER_ADDR):$(MASTER_PORT)"
+# By default the agents keep one TCP store for the workers across rendezvous rounds, and the workers of a round
+# after a restart can read the last round's keys and connect to ranks gone (pytorch/pytorch#135712): each
+# round's rank 0 hosts a fresh store instead.
+ELASTIC_ENV = ({"name": "TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "value": "1"},)
 _PYTHON = re.compile(r"python(3(\.[0-9]+)?)?")
 
 
@@ -68,6 +72,7 @@ def build_pytorch(b: Build) -> list[dict]:
               "nProcPerNode": 1}
     for replica in replicas:  # the Master hosts the rendezvous' store, the workers join it
         replica["command"] = torchrun(b.command, b.name, low, high, host=replica["type"] == "Master")
+        replica["env"] = list(ELASTIC_ENV)
     return _render("pytorchjob.yaml.j2", b, replicas, elastic_policy=policy)
 
 
