@@ -15,6 +15,15 @@ way, so a job killed while saving leaves a temporary file or data without a mani
 ``load_latest`` never returns it: it returns the newest checkpoint whose manifest is whole and whose data
 has the manifest's size and digest. The platform reads the manifests (``latest_manifest``) to say where
 a stopped job resumes and to count what a preemption loses. Standard library only: jobs import it.
+
+The platform stops a job with SIGTERM, then SIGKILL after the template's grace period. ``Stop`` turns the
+SIGTERM into a flag the training loop reads between steps, so the job ends the step it is in, saves the last
+consistent state and exits with ``STOPPED`` instead of dying mid-step and losing what it had not saved:
+
+    stop = Stop()                                # in the main thread, before training
+    for epoch in ...:
+        for batch in ...:
+            if stop.requested: break             # then save what is whole and sys.exit(STOPPED)
 """
 from __future__ import annotations
 
@@ -23,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +45,29 @@ PREFIX = "ckpt-"
 TEMP_PREFIX = ".tmp-"
 NAME = re.compile(r"ckpt-([0-9]{1,12})\.json")
 MAX_MANIFEST = 65536
+
+
+STOPPED = 128 + signal.SIGTERM  # a job that saved on SIGTERM exits as one the signal ended (143)
+
+
+class Stop:
+    """SIGTERM as a flag: ``requested`` from the signal on; ``wait`` sleeps, cut short by it. Only the flag is
+    set in the handler: the step the job is in goes on to its end."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, _signum: int, _frame: Any) -> None:
+        self.requested = True
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``, less once stopped (polled: an Event set from a handler can deadlock):
+        whether the job is stopped."""
+        deadline = time.monotonic() + seconds
+        while not self.requested and (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, 0.05))
+        return self.requested
 
 
 @dataclass(frozen=True)

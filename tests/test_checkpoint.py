@@ -1,18 +1,22 @@
 """myapp.checkpoint, the helper jobs save and load checkpoints with: a save killed mid-write (a real process,
 SIGKILL) is never loaded, the one before it is; damaged data is skipped; the newest two are kept; without a
-folder nothing is saved."""
+folder nothing is saved. A stop (SIGTERM) is a flag a job reads between steps: the demo's trainer, two real
+ranks, saves the epoch whose steps are done at once and both exit 143; the next run resumes from it."""
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from myapp.checkpoint import latest_manifest, load_latest, parse_manifest, save
+from myapp.checkpoint import STOPPED, latest_manifest, load_latest, parse_manifest, save
+from myapp.rendering.catalog import catalog_root
 
 # Saves step 1, then starts step 2 and stops half-way through writing it, saying so on stdout.
 KILLED_MID_WRITE = textwrap.dedent("""
@@ -68,3 +72,73 @@ def test_the_newest_two_are_kept_and_no_folder_means_no_checkpoints(tmp_path, mo
     assert save(1, b"x") is None and load_latest() is None
     with pytest.raises(ValueError, match="step"):
         save(-1, b"x", where=tmp_path)
+
+
+# Waits for a stop that comes (SIGTERM) after one that did not.
+WAITS = textwrap.dedent("""
+    import time
+    from myapp.checkpoint import STOPPED, Stop
+    stop = Stop()
+    print(stop.wait(0.01), stop.requested, flush=True)
+    began = time.monotonic()
+    print(stop.wait(60), stop.requested, time.monotonic() - began < 10, flush=True)
+    raise SystemExit(STOPPED)
+""")
+
+
+def test_a_stop_is_a_flag_that_cuts_a_wait_short():
+    child = subprocess.Popen([sys.executable, "-c", WAITS], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "False False\n"  # the event: the handler is in place
+        child.send_signal(signal.SIGTERM)
+        out, _ = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert out == "True True True\n" and child.returncode == STOPPED == 143
+
+
+def trainer(folder, world: int, rank: int, port: int, *args: str) -> subprocess.Popen:
+    """The demo's trainer as one rank of a job outside the platform (its checkpoint folder given)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MYAPP_")} | {
+        "MYAPP_CHECKPOINT_DIR": str(folder / "checkpoints"), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+        "WORLD_SIZE": str(world), "RANK": str(rank), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, str(catalog_root() / "pytorch-ddp" / "main.py"), "--hidden", "16",
+                             "--output-path", str(folder / "model.pt"), *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_the_trainer_saves_on_sigterm_and_the_next_run_resumes_from_it(tmp_path):
+    port, folder = free_port(), tmp_path / "checkpoints"
+    ranks = [trainer(tmp_path, 2, rank, port, "--epochs", "3", "--epoch-seconds", "1.5") for rank in (0, 1)]
+    try:
+        lines = []
+        while not lines or not lines[-1].startswith("epoch 1/3"):  # the event: epoch 1's steps are done
+            lines.append(ranks[0].stdout.readline())
+            assert lines[-1], "".join(lines)
+        assert latest_manifest(folder) is None  # its checkpoint is due at its end, about 1.5 s from now
+        # Mid-epoch by the clock (its steps take milliseconds): only rank 0 is stopped, so rank 1 stops by
+        # agreement, and rank 0 saves epoch 1 at once rather than at its end.
+        stopped_at = time.time()
+        ranks[0].send_signal(signal.SIGTERM)
+        outs = [rank.communicate(timeout=30)[0] for rank in ranks]
+    finally:
+        for rank in ranks:
+            rank.kill()
+    assert [rank.returncode for rank in ranks] == [STOPPED, STOPPED], outs
+    assert "stopped (SIGTERM) after epoch 1 of 3" in outs[0] and "epoch 2/3" not in outs[0], outs[0]
+    found = load_latest(folder)  # whole: its size and digest checked
+    assert (found.step, found.unit) == (1, "epoch")
+    assert found.saved_at - stopped_at < 1.0
+
+    resumed = trainer(tmp_path, 1, 0, free_port(), "--epochs", "2")
+    out, _ = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, out
+    assert "resuming from epoch 1 (its checkpoint)" in out and "epoch 2/2" in out and "epoch 1/2" not in out, out
+    assert load_latest(folder).step == 2

@@ -10,9 +10,11 @@ is what the deploy-service template loads.
 
 Checkpoints (docs/checkpoints.md): after every epoch rank 0 saves the model and optimizer state to
 MYAPP_CHECKPOINT_DIR with myapp.checkpoint (atomically); an attempt that finds a complete checkpoint there
-(the task's earlier attempt was preempted or failed) resumes after its epoch, so an attempt stopped
-mid-training loses at most the epoch it was in. --epoch-seconds slows each epoch down to at least that long
-(tests stop it mid-training).
+(the task's earlier attempt was preempted or failed) resumes after its epoch. A stop (SIGTERM, then SIGKILL
+after the grace period) ends the step every rank is in: an epoch whose steps are all done is reported and
+saved at once, one cut short is dropped, and the ranks exit with 143 (myapp.checkpoint.STOPPED). A stopped
+attempt loses at most the part of the epoch it was in. --epoch-seconds slows each epoch down to at least
+that long (tests stop it mid-training).
 """
 from __future__ import annotations
 
@@ -32,14 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-try:  # the platform's job helper (docs/checkpoints.md)
-    from myapp.checkpoint import load_latest, save
-except ImportError:  # an image without it: every attempt starts over
-    def load_latest(*_args, **_kwargs):
-        return None
-
-    def save(*_args, **_kwargs):
-        return None
+from myapp.checkpoint import STOPPED, Stop, load_latest, save  # the job SDK, in the image beside this file (docs/checkpoints.md)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -104,8 +99,17 @@ def resume(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
     return found.step
 
 
-def main(argv: list[str] | None = None) -> float:
+def agreed(stop: Stop) -> bool:
+    """Whether any rank was stopped: all stop together, since each step's gradients need every rank."""
+    flag = torch.tensor([int(stop.requested)])
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
+
+
+def main(argv: list[str] | None = None) -> float | None:
+    """Train; the test accuracy, or None when stopped (SIGTERM) before the last epoch."""
     args = parse_args(argv)
+    stop = Stop()  # before anything slow: a SIGTERM from here on ends a step, not the process
     rank, world = init_distributed()
     torch.manual_seed(args.seed)  # same initial weights everywhere (DDP also broadcasts them)
     train, test = load_data(args.seed)
@@ -119,27 +123,44 @@ def main(argv: list[str] | None = None) -> float:
     if rank == 0 and start:
         print(f"resuming from epoch {start} (its checkpoint)", flush=True)
 
+    stopped, done = False, start  # done: the epochs trained and saved
     for epoch in range(start, args.epochs):
         began = time.monotonic()
         sampler.set_epoch(epoch)  # a different shuffle per epoch, consistent across ranks
         model.train()
         total = torch.zeros(2)
         for x, y in loader:
+            if agreed(stop):  # stopped mid-epoch: its steps so far are dropped, the last checkpoint stands
+                stopped = True
+                break
             optimizer.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()  # DDP all-reduces the gradients here
             optimizer.step()
             total += torch.tensor([loss.item() * len(y), len(y)])
+        if stopped:
+            break
         dist.all_reduce(total)
-        time.sleep(max(0.0, args.epoch_seconds - (time.monotonic() - began)))
         if rank == 0:
             accuracy = accuracy_on(model.module, test)  # the same weights on every rank after DDP's step
             print(f"epoch {epoch + 1}/{args.epochs} loss {total[0] / total[1]:.4f}", flush=True)
             report(epoch + 1, "loss", float(total[0] / total[1]))
             report(epoch + 1, "accuracy", accuracy)
+        stop.wait(args.epoch_seconds - (time.monotonic() - began))  # the epoch's steps are done: a stop saves it
+        if rank == 0:
             save(epoch + 1, lambda fh: torch.save({"model": model.module.state_dict(),
                                                    "optimizer": optimizer.state_dict()}, fh), unit="epoch")
+        done = epoch + 1
+        if done < args.epochs and agreed(stop):  # after the last epoch, finishing beats stopping
+            stopped = True
+            break
 
+    if stopped:
+        if rank == 0:
+            print(f"stopped (SIGTERM) after epoch {done} of {args.epochs}", flush=True)
+        dist.barrier()
+        dist.destroy_process_group()
+        return None
     accuracy = accuracy_on(model.module, test)
     if rank == 0:
         print(f"test accuracy: {accuracy:.4f}", flush=True)
@@ -157,10 +178,10 @@ def main(argv: list[str] | None = None) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    code = 0 if main() is not None else STOPPED
     # Skip interpreter finalization: gloo's worker threads can still hold tensors then, and tearing
     # them down without the interpreter aborts the replica (exit 134, "terminate called without an
     # active exception"; pytorch/pytorch#179291). Everything is saved and flushed by now.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)

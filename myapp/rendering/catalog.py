@@ -29,7 +29,13 @@ from myapp.rendering.pod import SECRET_REF
 from myapp.rendering.policy import SECRET_LIKE
 from myapp.rendering.quantity import RESOURCE_KEYS, format_cpu, format_memory, parse_quantity
 
-CATALOG_ROOT = Path(os.environ.get("MYAPP_CATALOG_ROOT") or Path(__file__).resolve().parents[2] / "job-templates")
+# Every template's image builds with the source tree's root as its context
+# (`docker build -f job-templates/<name>/Dockerfile .`): its Dockerfile copies its own files from
+# job-templates/<name>/ and, where its jobs import it, the job SDK from myapp/, the one copy the platform runs.
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+CATALOG_FOLDER = "job-templates"
+JOB_SDK = ("myapp/__init__.py", "myapp/client.py", "myapp/checkpoint.py")  # standard library only
+CATALOG_ROOT = Path(os.environ.get("MYAPP_CATALOG_ROOT") or SOURCE_ROOT / CATALOG_FOLDER)
 TEMPLATE_FILE = "template.yaml"
 REQUIRED_FILES = ("README.md", "Dockerfile")
 FIELDS = ("name", "version", "description", "category", "kind", "image", "command", "args", "outputs", "resources",

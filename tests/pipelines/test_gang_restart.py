@@ -146,7 +146,10 @@ def test_a_killed_replica_restarts_the_gang_from_its_checkpoint_on_the_local_bac
         reported = platform.backend.outputs_dir(namespace) / f"{run_id}/train/2/metrics.jsonl"
         steps = sorted({m["step"] for m in map(json.loads, reported.read_text().splitlines())
                         if m["name"] == "accuracy"})
-        assert steps == list(range(resumed_from + 1, epochs + 1)), (resumed_from, steps)  # on from the checkpoint
+        # On from the newest checkpoint: the one at the kill, or the next epoch's when the worker was lost
+        # after that epoch's steps (the master, stopped with its gang, saves it at once: docs/checkpoints.md).
+        assert steps == list(range(steps[0], epochs + 1)) and steps[0] - 1 in (resumed_from, resumed_from + 1), \
+            (resumed_from, steps)
     finally:
         platform.stop()
 

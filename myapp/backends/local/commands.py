@@ -1,7 +1,7 @@
 """A container's command on this host: ``EntryMap`` maps the paths a template's Dockerfile copies into its
-image back to the catalog's files, ``missing_paths`` says when a script is not there, and, with no network
-namespace locally, ``remap_ports`` and ``readiness`` move the container ports a server is told to listen on
-and probed at to the host ports chosen for it.
+image back to the source tree's files (the catalog's and the job SDK), ``missing_paths`` says when a script
+is not there, and, with no network namespace locally, ``remap_ports`` and ``readiness`` move the container
+ports a server is told to listen on and probed at to the host ports chosen for it.
 """
 from __future__ import annotations
 
@@ -13,13 +13,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...rendering.catalog import CATALOG_FOLDER, JOB_SDK, SOURCE_ROOT
+
 PYTHON_NAME = re.compile(r"python(3(\.[0-9]+)?)?")
 
 
 class EntryMap:
     """Container paths -> host paths, from the ``COPY``/``ADD`` lines of a template's Dockerfile.
 
-    ``COPY main.py /app/main.py`` makes ``/app/main.py`` mean ``<catalog>/<template>/main.py``.
+    Its build context is the source tree's root (myapp.rendering.catalog): ``COPY job-templates/python/main.py
+    /app/main.py`` makes ``/app/main.py`` mean ``<catalog>/python/main.py`` wherever the catalog is, and a
+    job SDK file (``myapp/checkpoint.py``) means the platform's own, the one the sandbox binds. Other sources
+    have no local copy and stay unmapped.
     """
 
     def __init__(self, folder: Path | None):
@@ -28,9 +33,21 @@ class EntryMap:
         self.dirs: dict[str, Path] = {}
         dockerfile = self.folder / "Dockerfile" if self.folder else None
         if self.folder is not None and dockerfile is not None and dockerfile.is_file():
-            self._parse(self.folder, dockerfile.read_text(encoding="utf-8"))
+            self._parse(dockerfile.read_text(encoding="utf-8"))
 
-    def _parse(self, folder: Path, text: str) -> None:
+    def source(self, name: str) -> Path | None:
+        """The host file or folder of a build-context path, or None (not in the catalog or the job SDK)."""
+        relative = os.path.normpath(name)
+        if self.folder is None or "://" in name or os.path.isabs(relative):
+            return None
+        if relative in JOB_SDK:
+            return SOURCE_ROOT / relative
+        top, _, rest = relative.partition("/")
+        catalog = self.folder.parent.resolve()
+        host = (catalog / rest).resolve()
+        return host if top == CATALOG_FOLDER and rest and host.is_relative_to(catalog) else None
+
+    def _parse(self, text: str) -> None:
         workdir = "/"
         for line in re.sub(r"\\\n", " ", text).splitlines():
             words = line.strip().split(None, 1)
@@ -51,8 +68,8 @@ class EntryMap:
                 *sources, dest = tokens
                 dest_abs = os.path.normpath(os.path.join(workdir, dest))
                 for source in sources:
-                    host = (folder / source).resolve()
-                    if not str(host).startswith(str(folder.resolve())) or "://" in source:
+                    host = self.source(source)
+                    if host is None:
                         continue
                     if host.is_dir():
                         self.dirs[dest_abs] = host

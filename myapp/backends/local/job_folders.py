@@ -16,11 +16,14 @@ from ...checkpoint import MAX_MANIFEST, NAME, parse_manifest
 from ...fs.beneath import Folder, Refused
 from ...outputs import checkpoints
 from ...outputs.declarations import MOUNT
+from ...rendering.catalog import JOB_SDK as SDK_FILES
+from ...rendering.catalog import SOURCE_ROOT
 from ..base import JobRef, PermanentBackendError
 from . import sandbox
 
-# The platform's modules jobs import (stdlib only): the REST client and the checkpoint helper, read-only.
-JOB_SDK = tuple(Path(__file__).resolve().parents[2] / name for name in ("__init__.py", "client.py", "checkpoint.py"))
+# The platform's modules jobs import (stdlib only): the REST client and the checkpoint helper, read-only,
+# the files the training templates' images copy.
+JOB_SDK = tuple(SOURCE_ROOT / name for name in SDK_FILES)
 META = ".myapp"  # the attempt's control folder, the platform's: spec, state, logs, metrics
 
 

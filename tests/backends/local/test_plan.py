@@ -9,7 +9,7 @@ from myapp.backends.base import BackendError, UnsupportedKind
 from myapp.backends.local.commands import EntryMap, remap_ports
 from myapp.backends.local.container_env import expand
 from myapp.backends.local.plan import Planner
-from myapp.rendering.catalog import catalog_root
+from myapp.rendering.catalog import SOURCE_ROOT, catalog_root
 from tests.backends.local.support import make_ctx, render_template, workload
 
 
@@ -18,20 +18,31 @@ def planner(tmp_path) -> Planner:
 
 
 def test_entry_map_follows_dockerfile_copies(tmp_path):
+    """Sources are paths in the build context, the source tree's root: the catalog's files wherever the
+    catalog is (here tmp_path), the job SDK the platform's own; nothing else has a local copy."""
     folder = tmp_path / "tpl"
     (folder / "src" / "pkg").mkdir(parents=True)
     (folder / "main.py").write_text("")
     (folder / "start.sh").write_text("")
     (folder / "src" / "pkg" / "mod.py").write_text("")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "shared.py").write_text("")
     (folder / "Dockerfile").write_text(
-        "FROM python:3.11\nWORKDIR /app\nCOPY main.py ./\nCOPY --chmod=0755 start.sh /usr/local/bin/start\n"
-        "COPY src/ /opt/src\nCOPY --from=builder /x /y\nCOPY [\"main.py\", \"start.sh\", \"/multi/\"]\n")
+        "FROM python:3.11\nWORKDIR /app\nCOPY job-templates/tpl/main.py ./\n"
+        "COPY --chmod=0755 job-templates/tpl/start.sh /usr/local/bin/start\n"
+        "COPY job-templates/tpl/src/ /opt/src\nCOPY --from=builder /x /y\n"
+        "COPY [\"job-templates/tpl/main.py\", \"job-templates/tpl/start.sh\", \"/multi/\"]\n"
+        "COPY job-templates/other/shared.py myapp/checkpoint.py myapp/app.py main.py ../x job-templates/../setup.py "
+        "/lib/\n")
     entry = EntryMap(folder)
     assert entry.map("/app/main.py") == str(folder / "main.py")
     assert entry.map("/usr/local/bin/start") == str(folder / "start.sh")
     assert entry.map("/opt/src/pkg/mod.py") == str(folder / "src" / "pkg" / "mod.py")
     assert entry.map("/multi/start.sh") == str(folder / "start.sh")
-    assert entry.map("/y") == "/y" and entry.map("--flag") == "--flag"
+    assert entry.map("/lib/shared.py") == str(tmp_path / "other" / "shared.py")
+    assert entry.map("/lib/checkpoint.py") == str(SOURCE_ROOT / "myapp" / "checkpoint.py")
+    for unmapped in ("/lib/app.py", "/lib/main.py", "/lib/x", "/lib/setup.py", "/y", "--flag"):
+        assert entry.map(unmapped) == unmapped  # not the job SDK, not in the build context, another image's
     assert EntryMap(None).map("/app/main.py") == "/app/main.py"
 
 
