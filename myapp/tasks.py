@@ -93,9 +93,10 @@ def cancel_run(self, run_id: int, reason: str = "cancelled by user") -> None:
 def tick(self) -> int:
     """Beat: create due scheduled runs and request them; request the runs whose jobs changed (the
     backends' events) and those whose timer is due (the controller's next poll, retry, timeout) and
-    re-send stale requests; and delete the token Secrets of runs that ended without it (a worker
-    gone right after the commit that ended one)."""
+    re-send stale requests; delete the token Secrets of runs that ended without it (a worker
+    gone right after the commit that ended one); and ask a worker to remove deleted runs' checkpoints."""
     from .backends.registry import backend_for, changed_runs
+    from .pipelines import checkpoint_cleanup
     from .pipelines.controller import RunController
     from .pipelines.scheduling import schedule_due
 
@@ -108,6 +109,8 @@ def tick(self) -> int:
     with db.engine.begin() as connection:
         fold_list_counts(connection)  # the lists' kept counts: one row per key again (models/list_count.py)
     _discover_nodes(self.app)
+    if checkpoint_cleanup.due():  # deleted runs' checkpoint folders a worker has not removed yet
+        self.app.send_task("myapp.checkpoint_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE)
     experiment_requests.request_due(self.app)
     return len(reconcile_requests.request_due(self.app))
 
@@ -310,6 +313,15 @@ def run_release(item: dict) -> None:
     from .pipelines.release import release
 
     release(item, backend_for_group, log_archive())
+
+
+@shared_task(name="myapp.checkpoint_cleanup", ignore_result=True)
+def checkpoint_cleanup() -> int:
+    """Remove the checkpoint folders of deleted runs that are due (myapp/pipelines/checkpoint_cleanup.py)."""
+    from .backends.registry import backend_for_group
+    from .pipelines.checkpoint_cleanup import remove_due
+
+    return remove_due(backend_for_group)
 
 
 @shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)

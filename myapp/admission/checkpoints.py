@@ -10,25 +10,33 @@ import datetime as dt
 from typing import Any
 
 from ..backends import Backend
+from ..outputs import live
 from ..outputs.checkpoints import task_dir
 from .group_state import Entry, Snapshot, aware
 
 
 def newest(backend: Backend, entry: Entry) -> dict[str, Any] | None:
-    """The newest complete checkpoint's manifest of the entry's task in its run (step, unit, saved_at), or None."""
-    read = getattr(backend, "last_checkpoint", None)
-    if read is None or not entry.checkpoints or not entry.task_name:
+    """The newest complete checkpoint's manifest of the entry's task in its run (step, unit, saved_at), or None:
+    read in the folder (the local backend) or as last read off the claim by a reader pod (Kubernetes)."""
+    if not entry.checkpoints or not entry.task_name:
         return None
-    return read(entry.namespace, task_dir(entry.run_id, entry.task_name))
+    relative = task_dir(entry.run_id, entry.task_name)
+    read = getattr(backend, "last_checkpoint", None)
+    if read is not None:
+        return read(entry.namespace, relative)
+    if isinstance(backend, live.CheckpointReader):
+        return live.last_checkpoint(entry.namespace, entry.attempt_id, relative, backend)
+    return None
 
 
 def with_checkpoint_times(snap: Snapshot, backend: Backend) -> None:
-    """Each running attempt that checkpoints gets the time of its newest complete checkpoint."""
+    """Each running attempt that checkpoints and may be preempted, its project borrowing (only borrowers give
+    room back: myapp/scheduler/steps.py), gets the time of its newest complete checkpoint."""
     if snap.ledger is None:  # only a quota's reclaim weighs what a preemption loses
         return
     for index, running in enumerate(snap.running):
         entry = snap.entries.get(running.job.id)
-        if entry is None or not entry.checkpoints:
+        if entry is None or not entry.checkpoints or not snap.ledger.borrowing(running.job.project):
             continue
         manifest = newest(backend, entry)
         if manifest is not None:

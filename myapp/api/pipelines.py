@@ -14,6 +14,7 @@ from ..inputs.fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task
 from ..models.base import utcnow
 from ..outputs.refs import check_references
+from ..pipelines import checkpoint_cleanup
 from ..pipelines.dag import find_cycle
 from ..pipelines.macros import check_run_params
 from ..pipelines.notify import give_secret, secret_of
@@ -51,6 +52,14 @@ def enqueue(task_name: str, *args, queue: str = reconcile_requests.ACTIONS_QUEUE
         reconcile_requests.request(celery, args, queue)
     else:
         celery.send_task(task_name, args=list(args), queue=queue)
+
+
+def forget_checkpoints(which: Any, namespace: str) -> None:
+    """Before the rows of the runs ``which`` selects go (the run, its pipeline or its project deleted): their
+    checkpoint folders are written down to remove, and a worker removes them after the commit
+    (myapp/pipelines/checkpoint_cleanup.py)."""
+    if checkpoint_cleanup.mark(which, namespace):
+        on_commit(lambda: enqueue("myapp.checkpoint_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE))
 
 
 class PipelineSchema(PipelineSettingsSchema):
@@ -125,6 +134,10 @@ class PipelineApi(ResourceApi):
         check_webhook(obj, None if creating else (stored or [obj.webhook_url])[0])
         old_schedule: list[str | None] = list(sa.inspect(obj).attrs.schedule.history.deleted)  # before, if changed
         check_schedule(obj.schedule, None if creating else (old_schedule or [obj.schedule])[0])
+
+    def before_delete(self, obj: Pipeline) -> None:
+        # Its runs go with it (foreign keys), and with them their tasks' checkpoint folders.
+        forget_checkpoints(PipelineRun.pipeline_id == obj.id, db.session.get(Project, obj.project_id).namespace)
 
     # A POST, though it reads: the secret is for those who may write the pipeline (developers), and a
     # POST is CSRF-checked and never cached; answers say no-store too.
@@ -369,6 +382,8 @@ class PipelineRunApi(ResourceApi):
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
         from ..outputs import store as outputs_store
 
-        # Its attempts' outputs go with it (a rerun that copied some of them loses those too).
+        # Its attempts' outputs go with it (a rerun that copied some of them loses those too), and its tasks'
+        # checkpoint folders.
         namespace, run_id = db.session.get(Project, obj.project_id).namespace, obj.id
         on_commit(lambda: outputs_store.delete_run(namespace, run_id))
+        forget_checkpoints(PipelineRun.id == run_id, namespace)

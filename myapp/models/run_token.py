@@ -1,4 +1,5 @@
-"""RunToken: the platform API credential of one pipeline run (see myapp.auth.run_tokens)."""
+"""RunToken: the platform API credential of one pipeline run (see myapp.auth.run_tokens); CheckpointCleanup: what
+a deleted run leaves to remove (myapp/pipelines/checkpoint_cleanup.py)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -31,3 +32,22 @@ class RunToken(IdMixin, Model):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     # When the run's Secrets were deleted from the backends; NULL while some may be left (the sweep's work).
     released_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), index=True)
+
+
+class CheckpointCleanup(IdMixin, Model):
+    """A deleted run's checkpoint folders still to remove from one backend's checkpoints volume (the local
+    folder, a cluster's claim): written in the transaction that deletes the run (or its project), so a
+    platform stopped right after the commit leaves work to do, never a folder no row names; deleted once the
+    folders are gone (myapp/pipelines/checkpoint_cleanup.py). No foreign keys: the run, its project and maybe
+    its resource group are gone."""
+
+    __tablename__ = "checkpoint_cleanup"
+
+    namespace: Mapped[str] = mapped_column(sa.String(63), nullable=False)
+    pipeline_run_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
+    # Whose backend holds the folders (NULL: the platform's default, the local one).
+    resource_group_id: Mapped[int | None] = mapped_column(sa.Integer)
+    # Not before then: a deleted project's unfinished runs give their jobs time to stop first; a removal
+    # that failed is tried again a minute on.
+    due_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False, index=True)
+    error: Mapped[str | None] = mapped_column(sa.Text)

@@ -7,10 +7,18 @@ never in the attempt's own folder, which only the end-of-attempt copy writes.
 Each read costs a pod, so an attempt's file is read again only once its copy is ``MYAPP_CLAIM_METRICS_SECONDS``
 old (10 s; the copy's modification time is the clock every worker shares), and only its first
 ``reader.CHUNK_BYTES`` (4 MiB; more lines than ``store.MAX_METRIC_LINES`` in any usual file). The copy is
-replaced whole at each read."""
+replaced whole at each read.
+
+The same way, admission learns when a running attempt's task last saved a complete checkpoint on the project's
+checkpoints claim (``last_checkpoint``: what a preemption would lose, myapp/admission/checkpoints.py): a reader
+pod lists the task's folder (``CheckpointReader``) at most once per ``MYAPP_CLAIM_CHECKPOINT_SECONDS`` (60 s)
+per task, and its answer, the newest complete checkpoint's manifest, is kept at
+``<run>/.live/checkpoint-<task>.json``."""
 from __future__ import annotations
 
+import json
 import logging
+import math
 import os
 import time
 from typing import Any, Protocol, runtime_checkable
@@ -18,12 +26,14 @@ from typing import Any, Protocol, runtime_checkable
 from ..fs.beneath import Folder, Refused
 from ..models import TaskRun
 from . import reader as outputs_reader
+from .checkpoints import TASK_DIR
 from .declarations import METRICS_FILE
 from .store import MAX_METRICS_BYTES, on_claim, parse_metrics, root
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PACE_SECONDS = 10.0
+CHECKPOINT_PACE_SECONDS = 60.0
 LIVE_FOLDER = ".live"  # beside the run's attempts, as fetches' .fetch
 
 
@@ -35,12 +45,19 @@ class LiveReader(Protocol):
                             length: int) -> outputs_reader.Chunk: ...
 
 
-def pace() -> float:
-    raw = os.environ.get("MYAPP_CLAIM_METRICS_SECONDS", "").strip()
+@runtime_checkable
+class CheckpointReader(Protocol):
+    """A backend that lists a running attempt's checkpoint folder off the claim (KubernetesBackend)."""
+
+    def read_checkpoint(self, namespace: str, task_run_id: int, relative_dir: str) -> dict[str, Any] | None: ...
+
+
+def pace(variable: str = "MYAPP_CLAIM_METRICS_SECONDS", default: float = DEFAULT_PACE_SECONDS) -> float:
+    raw = os.environ.get(variable, "").strip()
     try:
-        return max(0.0, float(raw)) if raw else DEFAULT_PACE_SECONDS
+        return max(0.0, float(raw)) if raw else default
     except ValueError:
-        return DEFAULT_PACE_SECONDS
+        return default
 
 
 def copy_name(attempt: TaskRun) -> str:
@@ -91,3 +108,37 @@ def refresh(attempt: TaskRun, namespace: str, backend: object) -> bool:
     except (OSError, Refused) as exc:
         log.warning("metrics of running task run %s not kept: %s", attempt.id, exc)
         return False
+
+
+def last_checkpoint(namespace: str, task_run_id: int, relative_dir: str, backend: CheckpointReader
+                    ) -> dict[str, Any] | None:
+    """The newest complete checkpoint's manifest of the task folder ``relative_dir`` (``<run>/<task>``) where
+    attempt ``task_run_id`` runs, as last read off the claim: read again when that answer is older than its
+    pace. A read that fails keeps the last answer (a checkpoint once complete stays the newest known) for
+    another pace; None: none saved yet, or none known."""
+    if not TASK_DIR.fullmatch(relative_dir):
+        return None
+    run, _, task = relative_dir.partition("/")
+    relative = f"{run}/{LIVE_FOLDER}/checkpoint-{task}.json"
+    try:
+        with Folder.open(root() / namespace, create=True) as outputs:
+            try:
+                age = time.time() - outputs.stat(relative).st_mtime
+            except FileNotFoundError:
+                age = math.inf
+            if age >= pace("MYAPP_CLAIM_CHECKPOINT_SECONDS", CHECKPOINT_PACE_SECONDS):
+                outputs.make_dirs(relative.rpartition("/")[0])
+                try:
+                    outputs.write(relative, json.dumps(backend.read_checkpoint(namespace, task_run_id,
+                                                                               relative_dir)).encode())
+                except RuntimeError as exc:  # BackendError (this package does not import the backends)
+                    log.debug("checkpoints of running task run %s not read off the claim: %s", task_run_id, exc)
+                    if age == math.inf:
+                        outputs.write(relative, b"null")  # the pace holds for failed reads too
+                    else:
+                        outputs.utime(relative)
+            manifest = json.loads(outputs.read(relative, 2 * outputs_reader.MAX_MANIFEST_BYTES))
+    except (OSError, Refused, ValueError) as exc:
+        log.warning("checkpoints of running task run %s not known: %s", task_run_id, exc)
+        return None
+    return manifest if isinstance(manifest, dict) else None

@@ -229,3 +229,82 @@ def parse_chunk(lines: list[str], offset: int, length: int) -> Chunk:
     if hashlib.sha256(data).hexdigest() != sha:
         raise ReaderOutputError("the reader's chunk does not match its checksum")
     return Chunk(size=size, data=data)
+
+
+# ---- a task's checkpoint folder on the project's checkpoints claim (myapp/outputs/checkpoints.py) ------------
+CHECKPOINTS_KEY = "myapp-checkpoints"
+CHECKPOINTS_END_KEY = "myapp-checkpoints-end"
+MAX_MANIFESTS = 16  # the newest ones read: the helper keeps two, a torn save or two may lie beside them
+MAX_MANIFEST_BYTES = 65536  # myapp.checkpoint.MAX_MANIFEST (this package does not import the job's helper)
+
+# Run as `python -I -S -B -c CHECKPOINTS_SCRIPT <folder> <most> <bytes>`: prints the sizes of the folder's
+# regular files named ckpt-*, then its newest manifests' text (JSON, in base64 lines) and an end line. The
+# platform decides which checkpoint is whole (myapp.checkpoint.parse_manifest); links are never read.
+CHECKPOINTS_SCRIPT = r"""
+import base64, json, os, re, sys
+root, most, limit = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sizes, texts = {}, {}
+if os.path.isdir(root) and not os.path.islink(root):
+    for entry in os.scandir(root):
+        if entry.name.startswith("ckpt-") and entry.is_file(follow_symlinks=False):
+            sizes[entry.name] = entry.stat(follow_symlinks=False).st_size
+steps = sorted((int(m.group(1)), n) for n in sizes if (m := re.fullmatch(r"ckpt-([0-9]{1,12})\.json", n)))
+for _, name in steps[-most:]:
+    with open(os.path.join(root, name), "rb") as fh:
+        texts[name] = fh.read(limit + 1).decode("utf-8", "replace")
+raw = json.dumps(texts).encode()
+body = base64.b64encode(raw).decode()
+print(json.dumps({"myapp-checkpoints": 1, "sizes": sizes}), flush=True)
+for start in range(0, len(body), 4096):
+    print(body[start:start + 4096])
+print(json.dumps({"myapp-checkpoints-end": len(raw)}), flush=True)
+"""
+
+# Run as `python -I -S -B -c DELETE_SCRIPT <claim> <run> [<run> ...]`: removes each run's folder (every task's
+# checkpoints) from the claim, never following a link (a link there goes as a name), and prints an end line.
+DELETE_SCRIPT = r"""
+import json, os, shutil, sys
+root = sys.argv[1]
+for run in sys.argv[2:]:
+    path = os.path.join(root, str(int(run)))
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+print(json.dumps({"myapp-checkpoints-deleted": len(sys.argv) - 2}), flush=True)
+"""
+DELETED_KEY = "myapp-checkpoints-deleted"
+
+
+def checkpoints_command(folder: str) -> list[str]:
+    return ["python", "-I", "-S", "-B", "-c", CHECKPOINTS_SCRIPT, folder, str(MAX_MANIFESTS), str(MAX_MANIFEST_BYTES)]
+
+
+def delete_command(claim: str, run_ids: list[int]) -> list[str]:
+    return ["python", "-I", "-S", "-B", "-c", DELETE_SCRIPT, claim, *(str(int(r)) for r in run_ids)]
+
+
+def parse_checkpoints(lines: list[str]) -> tuple[dict[str, str], dict[str, int]]:
+    """A checkpoint reader's log lines -> (manifest name -> its text, file name -> size), checked for shape;
+    ReaderOutputError when anything is missing or wrong."""
+    header, data, length = _framed(lines, CHECKPOINTS_KEY, CHECKPOINTS_END_KEY,
+                                   "no checkpoint listing in the reader's output", "manifests")
+    sizes = header.get("sizes")
+    if not isinstance(sizes, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                              for k, v in sizes.items()):
+        raise ReaderOutputError("the reader's checkpoint sizes are malformed")
+    try:
+        texts = json.loads(data)
+    except ValueError:
+        texts = None
+    if not isinstance(texts, dict) or len(texts) > MAX_MANIFESTS or length != len(data) \
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in texts.items()):
+        raise ReaderOutputError("the reader's checkpoint manifests are malformed")
+    return texts, sizes
+
+
+def parse_deleted(lines: list[str], run_ids: list[int]) -> None:
+    """ReaderOutputError unless the delete's end line says it went through every run."""
+    done = next((value for line in lines if (value := _json_line(line, DELETED_KEY)) is not None), None)
+    if done is None or done.get(DELETED_KEY) != len(run_ids):
+        raise ReaderOutputError("the checkpoints delete did not say it finished")

@@ -55,6 +55,9 @@ class ApiServerDouble:
     log_lines: dict[tuple[str, str, str], list[tuple[int, str]]] = field(default_factory=dict)
     # namespace -> the folder standing for its outputs claim, which reader pods read (readers.py)
     claims: dict[str, Path] = field(default_factory=dict)
+    # namespace -> the folder standing for its checkpoints claim (myapp-checkpoints), which checkpoint readers
+    # read and checkpoint deletes write
+    checkpoint_claims: dict[str, Path] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._stopping = threading.Event()

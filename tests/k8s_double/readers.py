@@ -1,7 +1,8 @@
 """The kubelet's part for the platform's outputs reader pods (myapp/rendering/kinds/outputs_reader.py):
-the container's own command runs here, with python, against a folder standing for the namespace's outputs
-claim (``ApiServerDouble.claims``; a namespace without one has an empty claim), and its output and exit are
-reported as the kubelet would (log lines, a terminated container, phase Succeeded or Failed)."""
+the container's own command runs here, with python, against a folder standing for the claim it mounts: the
+namespace's outputs claim (``ApiServerDouble.claims``) or checkpoints claim (``checkpoint_claims``; a
+namespace without one has an empty claim), and its output and exit are reported as the kubelet would (log
+lines, a terminated container, phase Succeeded or Failed)."""
 from __future__ import annotations
 
 import subprocess
@@ -10,8 +11,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from myapp.outputs.checkpoints import VOLUME as CHECKPOINTS
 from myapp.rendering.contract import OUTPUTS_READER_LABEL
-from myapp.rendering.kinds.outputs_reader import MOUNT
 
 from .pods import terminated_state
 from .store import ApiError
@@ -39,9 +40,13 @@ class ReaderKubelet:
     def _run(self, pod: dict[str, Any]) -> None:
         self.seen.append(pod)
         meta, (container,) = pod["metadata"], pod["spec"]["containers"]
-        claim = str(self.double.claims.get(meta["namespace"], self.empty_claim))
+        (volume,) = pod["spec"]["volumes"]
+        (mount,) = container["volumeMounts"]
+        claims = (self.double.checkpoint_claims if volume["persistentVolumeClaim"]["claimName"] == CHECKPOINTS
+                  else self.double.claims)
+        claim, at = str(claims.get(meta["namespace"], self.empty_claim)), mount["mountPath"]
         argv = [sys.executable if part == "python" else part for part in container["command"]]
-        argv = [claim + part[len(MOUNT):] if part.startswith(MOUNT + "/") else part for part in argv]
+        argv = [claim + part[len(at):] if part == at or part.startswith(at + "/") else part for part in argv]
         done = subprocess.run(argv, capture_output=True, timeout=60, check=False)
         code = done.returncode if self.exit_code is None else self.exit_code
         lines = (done.stdout + done.stderr).decode().splitlines()

@@ -350,6 +350,16 @@ class KubernetesBackend(ObjectApply, Backend):
         its metrics while it runs: myapp/outputs/live.py)."""
         return outputs_mod.fetch_live(self, namespace, task_run_id, relative_dir, path, length)
 
+    def read_checkpoint(self, namespace: str, task_run_id: int, relative_dir: str) -> dict[str, Any] | None:
+        """The newest complete checkpoint's manifest in a running attempt's task folder on the checkpoints
+        claim, read by a reader pod (outputs.py; kept and paced by myapp/outputs/live.py for admission)."""
+        return outputs_mod.fetch_checkpoint(self, namespace, task_run_id, relative_dir)
+
+    def delete_checkpoints(self, namespace: str, run_ids: list[int]) -> None:
+        """Deleted runs' folders removed from the project's checkpoints claim by a short-lived pod (outputs.py;
+        myapp/pipelines/checkpoint_cleanup.py)."""
+        outputs_mod.delete_checkpoints(self, namespace, run_ids)
+
     def cleanup(self, ref: JobRef, archive: LogArchive) -> None:
         """Archive every pod's log (streamed into the archive, which keeps it within the log caps), then
         delete every submitted object and leftover pod. Idempotent: objects already gone are fine, and an

@@ -16,10 +16,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...outputs.reader import Chunk, Listing, ReaderOutputError, parse, parse_chunk
+from ...checkpoint import parse_manifest
+from ...outputs.reader import (
+    Chunk,
+    Listing,
+    ReaderOutputError,
+    parse,
+    parse_checkpoints,
+    parse_chunk,
+    parse_deleted,
+)
 from ...rendering.contract import OUTPUTS_READER_LABEL
 from ...rendering.kinds.outputs_reader import (
     DEADLINE_SECONDS,
+    MAX_DELETED,
+    checkpoint_reader_pod,
+    checkpoints_delete_pod,
     chunk_reader_pod,
     live_reader_pod,
     own_selector,
@@ -95,6 +107,36 @@ def fetch_live(backend: ReaderHost, namespace: str, task_run_id: int, relative_d
         return parse_chunk(lines, 0, length)
     except ReaderOutputError as exc:
         raise BackendError(f"the outputs reader {pod['metadata']['name']}: {exc}") from None
+
+
+def fetch_checkpoint(backend: ReaderHost, namespace: str, task_run_id: int, relative_dir: str,
+                     wait: float = LIVE_WAIT_SECONDS) -> dict[str, Any] | None:
+    """The newest complete checkpoint's manifest in a task's folder on the checkpoints claim (the newest whole
+    manifest whose data has its size, as the local backend's ``last_checkpoint`` reads it), or None; by one
+    reader pod of its own, deleted whatever happened."""
+    pod = checkpoint_reader_pod(namespace, task_run_id, relative_dir, time.time_ns() // 1_000_000, image())
+    lines = _run(backend, pod, wait)
+    try:
+        texts, sizes = parse_checkpoints(lines)
+    except ReaderOutputError as exc:
+        raise BackendError(f"the checkpoint reader {pod['metadata']['name']}: {exc}") from None
+    found = [m for name, text in texts.items() if (m := parse_manifest(name, text.encode()))]
+    return next((m for m in sorted(found, key=lambda m: m["step"], reverse=True)
+                 if sizes.get(m["file"]) == m["size"]), None)
+
+
+def delete_checkpoints(backend: ReaderHost, namespace: str, run_ids: list[int], wait: float = WAIT_SECONDS) -> None:
+    """Remove the runs' folders from the project's checkpoints claim, MAX_DELETED runs per pod, each pod
+    deleted whatever happened; BackendError when one fails (the folders it did not reach stay)."""
+    _sweep(backend, namespace)
+    ordered = sorted(set(run_ids))
+    for start in range(0, len(ordered), MAX_DELETED):
+        batch = ordered[start:start + MAX_DELETED]
+        pod = checkpoints_delete_pod(namespace, batch, image())
+        try:
+            parse_deleted(_run(backend, pod, wait), batch)
+        except ReaderOutputError as exc:
+            raise BackendError(f"{pod['metadata']['name']}: {exc}") from None
 
 
 def _run(backend: ReaderHost, pod: dict[str, Any], wait: float) -> list[str]:

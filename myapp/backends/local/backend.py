@@ -266,6 +266,18 @@ class LocalBackend(JobFolders):
         except Refused as exc:
             raise PermanentBackendError(f"claim {claim!r} not removed: {exc.message}") from None
 
+    def delete_checkpoints(self, namespace: str, run_ids: list[int]) -> None:
+        """Deleted runs' folders (every task's checkpoints) removed from the project's checkpoints folder by
+        descriptor, as a claim's: a link there goes as a name, never followed; one on the way is refused."""
+        try:
+            with Folder.open(self.checkpoints_dir(namespace)) as root:
+                for run_id in run_ids:
+                    root.remove_tree(str(int(run_id)))
+        except FileNotFoundError:  # no task of the project kept checkpoints here
+            return
+        except Refused as exc:
+            raise PermanentBackendError(f"checkpoints not removed: {exc.message}") from None
+
     def changed_runs(self) -> set[int]:
         """The runs whose jobs started running or finished since the last call (their markers are
         deleted: each change is reported once)."""

@@ -1,4 +1,6 @@
-"""The pod that reads one finished attempt's folder off the project's outputs claim (myapp/outputs/reader.py).
+"""The pod that reads one finished attempt's folder off the project's outputs claim (myapp/outputs/reader.py),
+and its kin: the readers of one file, of a running attempt's file, of a task's checkpoint folder (on the
+checkpoints claim), and the pod that removes deleted runs' checkpoint folders.
 
 Pure: plain data in, a Pod manifest out. It mounts its own namespace's claim read-only (the claim as a
 whole: a ``subPath`` the attempt never created would keep the pod from starting, as the kubelet cannot make
@@ -13,16 +15,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ...outputs.checkpoints import TASK_DIR
+from ...outputs.checkpoints import VOLUME as CHECKPOINTS
 from ...outputs.declarations import PATH, VOLUME
-from ...outputs.reader import chunk_command, command
+from ...outputs.reader import checkpoints_command, chunk_command, command, delete_command
 from ..contract import MANAGED_BY, MANAGED_BY_LABEL, OUTPUTS_READER_LABEL
 from ..security import RESTRICTED_POD, container_security
 
 NOBODY = 65534
+ROOT = 0
 MOUNT = "/outputs"  # where the reader sees the project's claim
+CHECKPOINTS_MOUNT = "/checkpoints"  # where a checkpoint reader or delete sees the project's checkpoints claim
+MAX_DELETED = 500  # run folders one delete pod removes (its argv stays small)
 DIR = re.compile(r"[A-Za-z0-9_-]{1,64}/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[0-9]{1,6}")  # outputs.attempt_dir's
 DEADLINE_SECONDS = 300  # the kubelet stops a reader still running by then
-FETCH_LABEL = "myapp.io/outputs-fetch"  # beside OUTPUTS_READER_LABEL: "chunk" (a download), "preview", "live"
+# beside OUTPUTS_READER_LABEL: "chunk" (a download), "preview", "live", "checkpoint", "checkpoints-delete"
+FETCH_LABEL = "myapp.io/outputs-fetch"
 FILE_LABEL = "myapp.io/outputs-file"  # which file: a reader done with one file never deletes another's
 PURPOSES = ("chunk", "preview")
 
@@ -84,7 +92,38 @@ def live_reader_pod(namespace: str, task_run_id: int, relative_dir: str, path: s
                 chunk_command(f"{MOUNT}/{relative_dir}/{path}", 0, length), image)
 
 
-def _pod(namespace: str, name: str, labels: dict[str, str], argv: list[str], image: str) -> dict[str, Any]:
+def checkpoint_reader_pod(namespace: str, task_run_id: int, relative_dir: str, sequence: int,
+                          image: str) -> dict[str, Any]:
+    """The reader listing the task's checkpoint folder (``<run>/<task>`` on the checkpoints claim) while its
+    attempt ``task_run_id`` runs: what cost-aware preemption weighs (myapp/outputs/live.py). Each read has a
+    name of its own (``sequence``): the folder changes between reads."""
+    if not TASK_DIR.fullmatch(relative_dir):
+        raise ValueError(f"{relative_dir!r} is not a task's checkpoint folder")
+    labels = {OUTPUTS_READER_LABEL: str(int(task_run_id)), FETCH_LABEL: "checkpoint"}
+    return _pod(namespace, f"myapp-checkpoint-read-{int(task_run_id)}-{int(sequence)}", labels,
+                checkpoints_command(f"{CHECKPOINTS_MOUNT}/{relative_dir}"), image, CHECKPOINTS, CHECKPOINTS_MOUNT)
+
+
+def checkpoints_delete_pod(namespace: str, run_ids: list[int], image: str) -> dict[str, Any]:
+    """The pod removing deleted runs' folders from the project's checkpoints claim. It runs as root, the only
+    user that owns what the training templates wrote there (their images run as root; the kubelet makes each
+    subPath folder as root), still without any capability, so nothing outside the claim's ownership rules;
+    labelled after its first run, named after them all (a worker that died mid-way finds it again)."""
+    if not 0 < len(run_ids) <= MAX_DELETED:
+        raise ValueError(f"a delete takes 1 to {MAX_DELETED} runs, not {len(run_ids)}")
+    key = _file_key(",".join(str(int(r)) for r in run_ids))
+    labels = {OUTPUTS_READER_LABEL: str(int(run_ids[0])), FETCH_LABEL: "checkpoints-delete", FILE_LABEL: key}
+    return _pod(namespace, f"myapp-checkpoints-delete-{int(run_ids[0])}-{key}", labels,
+                delete_command(CHECKPOINTS_MOUNT, run_ids), image, CHECKPOINTS, CHECKPOINTS_MOUNT, user=ROOT)
+
+
+def _pod(namespace: str, name: str, labels: dict[str, str], argv: list[str], image: str, claim: str = VOLUME,
+         mount: str = MOUNT, user: int = NOBODY) -> dict[str, Any]:
+    """A reader (read-only, as nobody), or with ``user`` root the checkpoints' delete (the claim writable)."""
+    writes = user == ROOT
+    pod_security = {**RESTRICTED_POD, "runAsUser": user, "runAsGroup": user}
+    if writes:
+        del pod_security["runAsNonRoot"]
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY, **labels}},
@@ -93,14 +132,14 @@ def _pod(namespace: str, name: str, labels: dict[str, str], argv: list[str], ima
             "activeDeadlineSeconds": DEADLINE_SECONDS,
             "automountServiceAccountToken": False,
             "enableServiceLinks": False,
-            "securityContext": {**RESTRICTED_POD, "runAsUser": NOBODY, "runAsGroup": NOBODY},
+            "securityContext": pod_security,
             "containers": [{
                 "name": "reader", "image": image, "command": argv,
                 "securityContext": container_security({"readOnlyRootFilesystem": True}),
                 "resources": {"requests": {"cpu": "50m", "memory": "64Mi"},
                               "limits": {"cpu": "1", "memory": "256Mi"}},
-                "volumeMounts": [{"name": VOLUME, "mountPath": MOUNT, "readOnly": True}],
+                "volumeMounts": [{"name": claim, "mountPath": mount, "readOnly": not writes}],
             }],
-            "volumes": [{"name": VOLUME, "persistentVolumeClaim": {"claimName": VOLUME, "readOnly": True}}],
+            "volumes": [{"name": claim, "persistentVolumeClaim": {"claimName": claim, "readOnly": not writes}}],
         },
     }
