@@ -74,7 +74,7 @@ test:
 	 $(STEP) Vitest sh -c 'cd frontend && npx vitest run'; ui=$$?; \
 	 wait $$python; python=$$?; cat $(STEPS).python; rm -f $(STEPS).python; \
 	 [ $$ui -eq 0 ] && [ $$python -eq 0 ]
-	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 --dist worksteal -m "not benchmark" tests
+	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n 2 --dist worksteal -m "not benchmark and not second_pass" tests
 	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n 2 --dist worksteal -m "backends and not benchmark" tests
 	@$(STEP) benchmarks $(PYTEST) -n 2 -m benchmark tests/test_benchmarks_quick.py
 	@printf '== %-33s %7d s\n' total: $$(( $$(date +%s) - $$(cat $(STEPS).start) )) >> $(STEPS); rm -f $(STEPS).start

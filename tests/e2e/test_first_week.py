@@ -23,6 +23,7 @@ from playwright.sync_api import expect
 from tests.e2e.support import check_chart, publish_wheel
 from tests.e2e.test_notebooks import run_cell
 from tests.support import MYAPP, wait_until
+from tests.test_example_pipeline import check_demo_run, check_demo_service
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, the platform, two real DDP trainings
 
@@ -197,6 +198,11 @@ def test_first_week(platform, tab):
         attempts = platform.api("GET", f"/api/v1/task_run/?pipeline_run_id={run}")["items"]
         train = [a for a in attempts if a["manifests"] and a["manifests"][0]["kind"] == "PyTorchJob"]
         assert [a["state"] for a in train] == ["succeeded"], [(a["state"], a["reason"]) for a in attempts]
+    # The Quick start's promise on this platform (`myapp init`, `myapp run`): logs, metrics, the registered
+    # versions and the service the demo's serve task made, as tests/test_example_pipeline.py checks them.
+    demo_versions = [check_demo_run(platform.base, platform.admin, run, float(lr))
+                     for run, lr in zip(runs, ("0.05", "0.01"), strict=True)]
+    check_demo_service(platform.base, platform.admin, demo_versions)
 
     # ---- the two runs side by side ---------------------------------------------------------------------------
     page.goto(f"{platform.base}/ui/pipelines/{pipeline['id']}/runs")
