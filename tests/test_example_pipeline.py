@@ -57,11 +57,12 @@ def check_demo_service(base: str, api: requests.Session, versions: list[dict]) -
     served = [v for v in versions if v["id"] == service["model_version_id"]]
     assert service["state"] == "running" and served, (service, versions)
     features, labels = load_digits(return_X_y=True)
-    answer = api.post(f"{base}{service['endpoint']}predict", json={"instances": features[:20].tolist()},
+    answer = api.post(f"{base}{service['endpoint']}predict", json={"instances": features[:100].tolist()},
                       timeout=30)
     assert answer.status_code == 200 and answer.headers["X-Model-Version"] == f"v{served[0]['version']}"
     predictions = answer.json()["predictions"]
-    assert sum(int(p == y) for p, y in zip(predictions, labels[:20], strict=True)) >= 18
+    # as good as the version's test accuracy says (> 0.8: the slower learning rate's model is the weaker)
+    assert sum(int(p == y) for p, y in zip(predictions, labels[:100], strict=True)) >= 80
     return service
 
 
