@@ -4,10 +4,12 @@ PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest -q -p no:cacheprovider --durations=15
 UI_SRC := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig.json -type f 2>/dev/null)
 
+# --no-compile: pip would compile every module of every package (37 s of a 67 s install here, pip's cache
+# warm), most of them never imported; Python compiles what is imported, once, on first use.
 $(VENV)/.installed: setup.py
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,ml,notebook,serving]"
+	$(PY) -m pip install --quiet --no-compile -e ".[test,ml,notebook,serving]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -50,7 +52,7 @@ start: install ui bwrap
 # with the browser tests (Playwright driving /usr/bin/chromium); PostgreSQL (127.0.0.1:5432) + Redis
 # (127.0.0.1:6379), the tests marked `backends` (what can differ between the two: dialect paths, locks,
 # triggers, migrations, the broker, shared limits, the platform's own processes); then every benchmark's
-# quick mode (two at a time: a quick mode proves the benchmark runs and computes its figures, which are not
+# quick mode (three at a time: a quick mode proves the benchmark runs and computes its figures, which are not
 # precise). Each step prints its wall time, and all of them again at the end with the total.
 # The Python install (mostly waiting on the network) and then ruff and mypy run beside the UI's steps, which
 # need only Node (its packages, build, ESLint, Vitest); the Python side's output is shown when both sides
@@ -59,8 +61,9 @@ start: install ui bwrap
 # starts, and each pytest worker's rewritten test modules (half of collecting the suite), compile once per checkout.
 unexport PYTHONDONTWRITEBYTECODE
 
-# Three test processes on two cores: a third of a test's time is waiting on the processes it starts (the
-# platform, jobs, chromium), so a third worker fills it (the SQLite pass in 529 s instead of ~660 s with two, on a quiet 2-core machine).
+# Three test processes on two cores: much of a test's time is spent waiting on the processes it starts (the
+# platform, jobs, chromium), which a third worker fills (on a quiet 2-core machine the SQLite pass took
+# 529 s instead of ~660 s with two, the PostgreSQL pass 204 s instead of ~250 s).
 TEST_WORKERS ?= 3
 
 STEPS := .test-steps
@@ -80,7 +83,7 @@ test:
 	 [ $$ui -eq 0 ] && [ $$python -eq 0 ]
 	@$(STEP) "pytest SQLite + embedded" $(PYTEST) -n $(TEST_WORKERS) --dist worksteal -m "not benchmark and not second_pass" tests
 	@MYAPP_TEST_DATABASE=postgresql $(STEP) "pytest PostgreSQL + Redis" $(PYTEST) -n $(TEST_WORKERS) --dist worksteal -m "backends and not benchmark" tests
-	@$(STEP) benchmarks $(PYTEST) -n 2 -m benchmark tests/test_benchmarks_quick.py
+	@$(STEP) benchmarks $(PYTEST) -n $(TEST_WORKERS) -m benchmark tests/test_benchmarks_quick.py
 	@printf '== %-33s %7d s\n' total: $$(( $$(date +%s) - $$(cat $(STEPS).start) )) >> $(STEPS); rm -f $(STEPS).start
 	@cat $(STEPS)
 

@@ -3,7 +3,7 @@ verdict. A missed speed target passes (a loaded machine is not a bug); a broken 
 
     .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 -m benchmark tests/test_benchmarks_quick.py
 
-(`make test` runs two at a time: their figures are those of a shared machine, which a quick mode may be.)
+(`make test` runs three at a time: their figures are those of a shared machine, which a quick mode may be.)
 """
 from __future__ import annotations
 
