@@ -356,9 +356,10 @@ def fuzz_world(app) -> Iterator[FuzzWorld]:
         world = build_world(app, make_user)
         limits = world.admin.get("/api/v1/limits/").get_json()["platform"]
         patch.setattr(myapp.api.pipelines, "enqueue", lambda *args, **kwargs: world.enqueued.append(args))
-        # A stream of an unfinished object (the world's image build) still goes through the poller, but
-        # ends after a second instead of 30: at 30 s those few requests were two thirds of the test's time.
-        patch.setattr(myapp.api.streams, "STREAM_SECONDS", 1.0)
+        # A stream of an unfinished object (the world's image build) still goes through the poller (one
+        # POLL_SECONDS step), but ends then instead of after 30 s: at 30 s those few requests were two thirds
+        # of the test's time, at 1 s still a third (17 s of 50).
+        patch.setattr(myapp.api.streams, "STREAM_SECONDS", myapp.api.streams.POLL_SECONDS)
         yield world
     # The platform-wide limits are the one setting the fuzzer changes that other tests read.
     resp = world.admin.put("/api/v1/limits/", json={k: v["value"] if v["set"] else None for k, v in limits.items()})
