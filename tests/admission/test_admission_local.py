@@ -15,15 +15,16 @@ pytestmark = pytest.mark.backends
 SLEEP = "import time; time.sleep({})"
 
 
-def make_group(app, cpu_millicores, quotas=(), policy="sieve"):
-    """A local cluster with a resource group of `cpu_millicores` (memory and GPUs not tracked) and one new
-    project per quota (None: no quota): quotas = [{"cpu_millicores": ..., "can_borrow": ...}] -> group id,
-    [project ids]."""
+def make_group(app, cpu_millicores, quotas=(), policy="sieve", kubernetes=False):
+    """A local cluster (or the API-server double's) with a resource group of `cpu_millicores` (memory and
+    GPUs not tracked) and one new project per quota (None: no quota): quotas = [{"cpu_millicores": ...,
+    "can_borrow": ...}] -> group id, [project ids]."""
     from myapp.extensions import db
     from myapp.models import Cluster, ClusterKind, Project, Quota, ResourceGroup
 
     with app.app_context():
-        cluster = Cluster(name=unique("c"), kind=ClusterKind.LOCAL)
+        cluster = (Cluster(name=unique("c"), kind=ClusterKind.KUBERNETES, kube_context="double") if kubernetes
+                   else Cluster(name=unique("c"), kind=ClusterKind.LOCAL))
         db.session.add(cluster)
         db.session.flush()
         group = ResourceGroup(name=unique("rg"), cluster_id=cluster.id, cpu_millicores=cpu_millicores,

@@ -11,33 +11,7 @@ from types import SimpleNamespace
 import pytest
 import sqlalchemy as sa
 
-from tests.admission.test_admission_local import python_task, submit
-from tests.support import unique
-
-
-def make_k8s_group(app, cpu_millicores, quotas):
-    """A Kubernetes cluster's resource group of `cpu_millicores` and one new project per quota (None: no
-    quota) -> group id, [project ids]."""
-    from myapp.extensions import db
-    from myapp.models import Cluster, ClusterKind, Project, Quota, ResourceGroup
-
-    with app.app_context():
-        cluster = Cluster(name=unique("c"), kind=ClusterKind.KUBERNETES, kube_context="double")
-        db.session.add(cluster)
-        db.session.flush()
-        group = ResourceGroup(name=unique("rg"), cluster_id=cluster.id, cpu_millicores=cpu_millicores)
-        db.session.add(group)
-        db.session.flush()
-        projects = []
-        for quota in quotas:
-            project = Project(name=unique("p"), namespace=unique("ns"))
-            db.session.add(project)
-            db.session.flush()
-            if quota is not None:
-                db.session.add(Quota(project_id=project.id, resource_group_id=group.id, **quota))
-            projects.append(project.id)
-        db.session.commit()
-        return group.id, projects
+from tests.admission.test_admission_local import make_group, python_task, submit
 
 
 def rows(app, run_id):
@@ -72,7 +46,7 @@ def test_the_borrower_that_just_checkpointed_on_the_claim_is_preempted_first(app
     from myapp.pipelines.controller import RunController
 
     monkeypatch.setenv("MYAPP_CLAIM_CHECKPOINT_SECONDS", "0")  # read at every admission (60 s by default)
-    group, (owner, borrower) = make_k8s_group(app, 2000, [{"cpu_millicores": 2000}, None])
+    group, (owner, borrower) = make_group(app, 2000, [{"cpu_millicores": 2000}, None], kubernetes=True)
     with app.app_context():
         owner_name = db.session.get(Project, owner).name
         namespace = db.session.get(Project, borrower).namespace

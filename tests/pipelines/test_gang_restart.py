@@ -78,13 +78,14 @@ def test_a_node_not_ready_restarts_the_gang_from_its_checkpoint_elsewhere(app, c
             {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["node-a"]}]}]}
 
 
-def test_an_eviction_with_no_retry_left_fails_the_task_saying_so(app, catalog, double, k8s_backend):
+def evicted_worker(app, catalog, double, k8s_backend, task):
+    """A run of one training task whose first attempt's pods started and whose worker pod was then evicted
+    (the Eviction API): -> run id, its controller (the eviction not yet seen)."""
     from kubernetes import client
 
     from myapp.pipelines.controller import RunController
 
-    double.add_node("node-a")
-    run_id, _ = make_pipeline(app, catalog, {"train": {"template": "pytorch-ddp", "args": {"workers": 1}}}, [])
+    run_id, _ = make_pipeline(app, catalog, {"train": task}, [])
     controller = RunController(lambda task: k8s_backend)
     with app.app_context():
         controller.reconcile(run_id)
@@ -93,6 +94,15 @@ def test_an_eviction_with_no_retry_left_fails_the_task_saying_so(app, catalog, d
     namespace = first.backend_ref["namespace"]
     client.CoreV1Api(double.api_client()).create_namespaced_pod_eviction(
         worker, namespace, client.V1Eviction(metadata=client.V1ObjectMeta(name=worker, namespace=namespace)))
+    return run_id, controller
+
+
+def test_an_eviction_with_no_retry_left_fails_the_task_saying_so(app, catalog, double, k8s_backend):
+
+
+    double.add_node("node-a")
+    run_id, controller = evicted_worker(app, catalog, double, k8s_backend,
+                                        {"template": "pytorch-ddp", "args": {"workers": 1}})
     with app.app_context():
         state = controller.reconcile(run_id)
     (lost,) = attempts(app, run_id)
@@ -158,22 +168,12 @@ def test_a_lost_replica_restarts_at_once_while_an_ordinary_failure_waits_its_ret
                                                                                        k8s_backend):
     """The task's retry_delay (here 10 minutes) is for a program that failed; a gang the machine took a
     replica from starts again in the same pass, as a preempted one resumes, and still counts as a failure."""
-    from kubernetes import client
 
-    from myapp.pipelines.controller import RunController
 
     for name in ("node-a", "node-b"):  # the next attempt keeps off node-a
         double.add_node(name)
     task = {"template": "pytorch-ddp", "args": {"workers": 1}, "retries": 2, "retry_delay": 600}
-    run_id, _ = make_pipeline(app, catalog, {"train": task}, [])
-    controller = RunController(lambda task: k8s_backend)
-    with app.app_context():
-        controller.reconcile(run_id)
-    (first,) = attempts(app, run_id)
-    worker = next(pod for pod in start(app, controller, double, first) if "worker" in pod)
-    namespace = first.backend_ref["namespace"]
-    client.CoreV1Api(double.api_client()).create_namespaced_pod_eviction(
-        worker, namespace, client.V1Eviction(metadata=client.V1ObjectMeta(name=worker, namespace=namespace)))
+    run_id, controller = evicted_worker(app, catalog, double, k8s_backend, task)
     with app.app_context():
         controller.reconcile(run_id)
     lost, again = attempts(app, run_id)
