@@ -42,6 +42,7 @@ from ..models import (
 from ..notebooks import worker_auth
 from ..notebooks.packages import SnapshotError, installed
 from ..notebooks.states import SERVING, jupyter_token, not_serving
+from ..pipelines.images import pull_secrets
 from ..pipelines.manifests import group_spec, template_data
 from ..rendering import RenderError
 from ..rendering.kinds.notebook import url_prefix, work_claim_name
@@ -326,7 +327,7 @@ def _manifests(build: ImageBuild, packages: list[str], registry_secret: str) -> 
         return kaniko.render_build(template_data(template), project=project.name, namespace=project.namespace,
                                    service_account=project.service_account, build_id=build.id,
                                    reference=build.reference, dockerfile=text, group=group_spec(group),
-                                   registry_secret=registry_secret)
+                                   registry_secret=registry_secret, pull_secrets=pull_secrets(project.id))
     except RenderError as exc:
         raise Failed(f"cannot render the Kaniko Job: {exc}") from exc
 

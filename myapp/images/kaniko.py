@@ -20,9 +20,12 @@ REGISTRY_SECRET = "registry-credentials"
 
 def render_build(template: Mapping[str, Any], *, project: str, namespace: str, service_account: str,
                  build_id: int, reference: str, dockerfile: str, group: GroupSpec | None = None,
-                 registry_secret: str = REGISTRY_SECRET) -> list[dict[str, Any]]:
-    """The manifests of build ``build_id``: strict-valid, or RenderError naming what is wrong."""
+                 registry_secret: str = REGISTRY_SECRET, pull_secrets: Mapping[str, str] | None = None
+                 ) -> list[dict[str, Any]]:
+    """The manifests of build ``build_id``: strict-valid, or RenderError naming what is wrong.
+    pull_secrets: RenderContext.pull_secrets (for the Job's own images; the base image is Kaniko's to pull)."""
     ctx = RenderContext(project=project, namespace=namespace, run_id=f"build-{build_id}", task="image-build",
-                        attempt=1, service_account=service_account, resource_group=group)
+                        attempt=1, service_account=service_account, resource_group=group,
+                        pull_secrets=dict(pull_secrets or {}))
     args = {"destination": reference, "dockerfile": dockerfile, "registry_secret": registry_secret, "cache": False}
     return render(template, args, ctx)

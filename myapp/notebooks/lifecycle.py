@@ -31,6 +31,7 @@ from ..models import (
     utcnow,
 )
 from ..outputs.declarations import VOLUME as OUTPUTS_VOLUME
+from ..pipelines.images import pull_secrets
 from ..pipelines.manifests import group_spec, template_data
 from ..rendering import RenderContext, RenderError, render
 from ..rendering.kinds.notebook import token_secret_name, url_prefix, work_claim_name
@@ -172,7 +173,7 @@ def render_notebook(nb: Notebook) -> list[dict[str, Any]]:
     group = db.session.get(ResourceGroup, nb.resource_group_id) if nb.resource_group_id else None
     ctx = RenderContext(project=project.name, namespace=project.namespace, task=nb.name, run_id="nb",
                         attempt=max(1, nb.attempt), service_account=project.service_account,
-                        resource_group=group_spec(group))
+                        resource_group=group_spec(group), pull_secrets=pull_secrets(nb.project_id))
     args = {"name": nb.name, "image": nb.image or "", "volume_claim": nb.volume or ""}
     return render(template_data(template), args, ctx, nb.resources or None)
 

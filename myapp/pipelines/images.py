@@ -32,6 +32,14 @@ def visible_image(reference: str, project_id: int) -> Image | None:
         Image.visible_to(project_id)).limit(1))
 
 
+def pull_secrets(project_id: int) -> dict[str, str]:
+    """`repository:tag` -> its `pull_secret`, for every image the project may use that has one: what
+    rendering gives the pods running them as imagePullSecrets (RenderContext.pull_secrets)."""
+    rows = db.session.execute(sa.select(Image.repository, Image.tag, Image.pull_secret).where(
+        Image.visible_to(project_id), Image.pull_secret.is_not(None), Image.pull_secret != ""))
+    return {f"{repository}:{tag}": secret for repository, tag, secret in rows}
+
+
 def check_task_image(template: Mapping[str, Any], image: str | None, project_id: int, field: str) -> None:
     """A task's chosen image must be one its template lets it choose and its project may use.
     Raises FieldError(field, ...) otherwise; None (the template's image) always passes."""

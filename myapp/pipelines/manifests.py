@@ -19,7 +19,7 @@ from ..rendering.image_choice import with_image
 from ..rendering.kinds import pipeline_refusal
 from ..rendering.quantity import resolve_resources
 from ..rendering.volcano_queue import VOLCANO_DEFAULT_QUEUE, Amount, QuotaShare, VolcanoQueue, queue_spec
-from .images import visible_image
+from .images import pull_secrets, visible_image
 from .macros import SAMPLE_VALUES, macro_values, substitute
 
 TEMPLATE_KEYS = ("name", "version", "description", "category", "kind", "image", "command", "args_schema",
@@ -71,7 +71,7 @@ def render_task(task: Task, run_id: str | int = "", attempt: int = 1,
                         task=task.name, attempt=attempt, service_account=project.service_account,
                         resource_group=group_spec(group),
                         api_token_secret=run_token_secret(run_id) if run_id != "" else "", output_dir=output_dir,
-                        checkpoint_dir=checkpoint_dir)
+                        checkpoint_dir=checkpoint_dir, pull_secrets=pull_secrets(task.project_id))
     if isinstance(run_id, int) and attempt > 1:  # a gang restarted after losing nodes keeps off them
         ctx = replace(ctx, avoid_nodes=lost_nodes(run_id, task.id))
     return render(with_image(template_data(template), task_image(task)), task.args if args is None else args, ctx,

@@ -70,6 +70,10 @@ class RenderContext:
     # The task's checkpoint folder, kept across its attempts (myapp/outputs/checkpoints.py: "<run>/<task>"),
     # mounted in batch pods of templates that checkpoint as MYAPP_CHECKPOINT_DIR. Empty: nothing is mounted.
     checkpoint_dir: str = ""
+    # Image reference ("repository:tag") -> the Secret (kubernetes.io/dockerconfigjson, in the namespace) the
+    # kubelet pulls it with: the catalog's `pull_secret` of the images the project may use. A pod running one
+    # of these images gets imagePullSecrets naming its Secret (myapp/rendering/pod.py).
+    pull_secrets: Mapping[str, str] = field(default_factory=dict)
 
 
 def _encodable(text: str) -> bool:
@@ -134,6 +138,10 @@ def check_context(ctx: RenderContext) -> None:
     if not isinstance(ctx.checkpoint_dir, str) or (ctx.checkpoint_dir
                                                    and not CHECKPOINT_DIR.fullmatch(ctx.checkpoint_dir)):
         raise ContextError("checkpoint_dir", f"{ctx.checkpoint_dir!r} is not <run>/<task>")
+    if not isinstance(ctx.pull_secrets, Mapping) or not all(
+            isinstance(image, str) and image and isinstance(secret, str) and is_dns1123_subdomain(secret)
+            for image, secret in ctx.pull_secrets.items()):
+        raise ContextError("pull_secrets", "must map image references to Secret names")
     if ctx.resource_group is not None:
         _check_resource_group(ctx.resource_group)
 

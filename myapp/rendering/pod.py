@@ -200,3 +200,6 @@ def apply_pod_policy(obj: dict[str, Any], pod: PodTemplate, ctx: RenderContext, 
         own_env = list(container.get("env") or [])  # kind-specific, e.g. the notebook's NB_PREFIX
         container["env"] = contract_env(ctx, limits) + env_from_template(template_env, ctx.api_token_secret) + own_env
         container["securityContext"] = container_security(container.get("securityContext"))
+    pull = sorted({ctx.pull_secrets[c["image"]] for _, c in containers(spec) if c.get("image") in ctx.pull_secrets})
+    if pull:  # the pod's private images: the kubelet pulls them with these (a Secret each, in the namespace)
+        spec["imagePullSecrets"] = [{"name": name} for name in pull]

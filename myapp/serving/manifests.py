@@ -51,6 +51,7 @@ class ServiceSpec:
     autoscale_target: int = 70
     resources: dict[str, Any] = field(default_factory=dict)
     prometheus_url: str = ""  # the cluster's: KServe's GPU autoscaling (KEDA) reads it
+    pull_secrets: dict[str, str] = field(default_factory=dict)  # the project's images' (RenderContext.pull_secrets)
 
 
 SHADOW = "shadow"  # KServe: the shadow's InferenceService is <service>-shadow
@@ -114,7 +115,8 @@ def _template(kind: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def _ctx(service: ServiceSpec, part: str) -> RenderContext:
     return RenderContext(project=service.project, namespace=service.namespace, pipeline=PIPELINE,
-                         task=f"{service.name}-{part}", service_account=service.service_account)
+                         task=f"{service.name}-{part}", service_account=service.service_account,
+                         pull_secrets=service.pull_secrets)
 
 
 def _with_model(manifests: list[dict], uri: str, fetch: bool = False) -> list[dict]:

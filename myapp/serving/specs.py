@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..backends import Status
 from ..models import Cluster, InferenceService, ModelVersion, Project
+from ..pipelines.images import pull_secrets
 from . import manifests
 
 
@@ -28,7 +29,8 @@ def _spec(service: InferenceService, project: Project, cluster: Cluster | None =
                                  service_account=project.service_account, min_replicas=service.min_replicas,
                                  max_replicas=service.max_replicas, autoscale_metric=service.autoscale_metric,
                                  autoscale_target=service.autoscale_target, resources=dict(service.resources or {}),
-                                 prometheus_url=(cluster.prometheus_url if cluster else None) or "")
+                                 prometheus_url=(cluster.prometheus_url if cluster else None) or "",
+                                 pull_secrets=pull_secrets(project.id))
 
 
 def _version_spec(row: ModelVersion) -> manifests.VersionSpec:

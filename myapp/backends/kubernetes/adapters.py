@@ -18,6 +18,7 @@ REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 # Waiting reasons of a container that mean "this will not start by itself".
 BAD_WAITING = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CrashLoopBackOff",
                "CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+PULL_FAILURES = frozenset({"ImagePullBackOff", "ErrImagePull"})
 SIDECARS = frozenset({"istio-proxy", "istio-init"})
 # Why a pod's DisruptionTarget condition says it goes (Kubernetes 1.26+), and the older pod status reasons:
 # the node lifecycle controller's taint eviction of a NotReady / unreachable node's pods is a lost node, the
@@ -207,6 +208,19 @@ def replica_name(pod: Obj) -> str:
     return meta.get("name", "?")
 
 
+def pull_secret_hint(pod: Obj) -> str:
+    """What a failed pull of the pod's image says about the Secrets it pulls with (imagePullSecrets): the
+    kubelet pulls without a Secret it cannot find and reports only the registry's refusal, and the platform
+    may not read Secrets to tell which is missing, so it names them."""
+    names = [str(ref.get("name")) for ref in (pod.get("spec") or {}).get("imagePullSecrets") or []
+             if isinstance(ref, Mapping) and ref.get("name")]
+    if not names:
+        return ""
+    namespace = (pod.get("metadata") or {}).get("namespace") or "the project's namespace"
+    return (f" (pulled with Secret {', '.join(names)}: it must exist in namespace {namespace} "
+            "and hold this registry's credentials)")
+
+
 def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
     """(category, reason) per problem, sorted by replica. Categories: unschedulable, image,
     crash, oom, evicted, config. Reasons read like "worker-1: ImagePullBackOff: Back-off pulling ..."."""
@@ -231,7 +245,8 @@ def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
             if reason in BAD_WAITING:
                 category = ("image" if "Image" in reason else "crash" if reason == "CrashLoopBackOff" else "config")
                 message = waiting.get("message") or ""
-                out.append((tag, category, f"{tag}: {reason}" + (f": {message}" if message else "")))
+                hint = pull_secret_hint(pod) if reason in PULL_FAILURES else ""
+                out.append((tag, category, f"{tag}: {reason}" + (f": {message}" if message else "") + hint))
             for terminated in (state.get("terminated"), last.get("terminated")):
                 if terminated and terminated.get("reason") == "OOMKilled":
                     code = terminated.get("exitCode", 137)
