@@ -94,9 +94,10 @@ def tick(self) -> int:
     """Beat: create due scheduled runs and request them; request the runs whose jobs changed (the
     backends' events) and those whose timer is due (the controller's next poll, retry, timeout) and
     re-send stale requests; delete the token Secrets of runs that ended without it (a worker
-    gone right after the commit that ended one); and ask a worker to remove deleted runs' checkpoints."""
+    gone right after the commit that ended one); and ask a worker to remove deleted runs' checkpoints and to
+    finish the cleanups of ended attempts whose worker died first."""
     from .backends.registry import backend_for, changed_runs
-    from .pipelines import checkpoint_cleanup
+    from .pipelines import attempt_cleanup, checkpoint_cleanup
     from .pipelines.controller import RunController
     from .pipelines.scheduling import schedule_due
 
@@ -111,6 +112,8 @@ def tick(self) -> int:
     _discover_nodes(self.app)
     if checkpoint_cleanup.due():  # deleted runs' checkpoint folders a worker has not removed yet
         self.app.send_task("myapp.checkpoint_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE)
+    if attempt_cleanup.due():  # ended attempts whose worker died before their logs were archived
+        self.app.send_task("myapp.attempt_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE)
     experiment_requests.request_due(self.app)
     return len(reconcile_requests.request_due(self.app))
 
@@ -322,6 +325,15 @@ def checkpoint_cleanup() -> int:
     from .pipelines.checkpoint_cleanup import remove_due
 
     return remove_due(backend_for_group)
+
+
+@shared_task(name="myapp.attempt_cleanup", ignore_result=True)
+def attempt_cleanup() -> int:
+    """Archive the logs and remove the jobs of ended attempts a dead worker left (pipelines/attempt_cleanup.py)."""
+    from .backends.registry import backend_for, log_archive
+    from .pipelines.attempt_cleanup import clean_due
+
+    return clean_due(backend_for, log_archive())
 
 
 @shared_task(name="myapp.notify_run", bind=True, max_retries=5, ignore_result=True)

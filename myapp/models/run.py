@@ -173,6 +173,9 @@ class TaskRun(IdMixin, _Stateful, Model):
     # (it counts against the task's retries), a preemption is not. The nodes it lost, kept off by the next.
     cause: Mapped[str | None] = mapped_column(sa.String(32))
     lost_nodes: Mapped[list[str] | None] = mapped_column(JSONType)
+    # Its cleanup (log archived, job removed), done after the commit that ended it and then NULL: due again
+    # from then if the worker that took it died first (myapp/pipelines/attempt_cleanup.py).
+    cleanup_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), default=utcnow, nullable=False)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))
     started_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime(timezone=True))

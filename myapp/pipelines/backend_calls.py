@@ -1,8 +1,9 @@
 """An attempt's calls to its backend, the part of the run controller (a mixin of RunController) that talks to a
 backend: submitting a queued attempt (once its cluster is enabled, its backoff over and its resource group
 admits it, with the run's token Secret put first) and polling an active one (its timeout, the backend's state
-mapped to the task run's by TASK_STATE_OF_JOB, outputs, metrics and cleanup once it ends); a failing call is
-tried again with backoff, and fails the attempt after the configured number of tries.
+mapped to the task run's by TASK_STATE_OF_JOB, outputs, metrics once it ends, and its cleanup after the
+pass's commit: attempt_cleanup.py); a failing call is tried again with backoff, and fails the attempt after
+the configured number of tries.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..backends import DISRUPTIONS, Backend, BackendError, JobRef, JobState, Log
 from ..extensions import db
 from ..models import InvalidTransition, Pipeline, PipelineRun, Project, RunToken, Task, TaskRun, TaskState
 from ..outputs import store as outputs_store
+from . import attempt_cleanup
 from .scheduling import disabled_cluster
 from .timers import aware, failures
 
@@ -56,6 +58,7 @@ class BackendCalls:
     archive: LogArchive | None
     now: Callable[[], dt.datetime]
     _claims_to_read: list[tuple[int, str, Backend]]
+    _to_clean: list[tuple[int, JobRef, Backend]]  # attempts this pass ended: cleaned up after its commit
 
     if TYPE_CHECKING:
         def _rows(self, run: PipelineRun) -> tuple[Pipeline, Project]: ...
@@ -168,10 +171,21 @@ class BackendCalls:
         if attempt.is_finished and self.archive is not None:
             try:
                 attempt.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]
-                backend.cleanup(ref, self.archive)
             except BackendError as exc:  # the outcome stands; say what was left behind
                 attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
+            else:  # its log is archived after this pass's commit, not while it holds the run (attempt_cleanup)
+                attempt_cleanup.take(attempt, self.now())
+                self._to_clean.append((attempt.id, ref, backend))
         return True
+
+    def _clean_ended(self) -> None:
+        """After the pass's commit: the cleanups of the attempts it ended (each then commits its own mark)."""
+        pending, self._to_clean = self._to_clean, []
+        if pending:
+            db.session.commit()  # ends a read begun since (on_finish's): no snapshot kept while logs are copied
+        for attempt_id, ref, backend in pending:
+            assert self.archive is not None  # only attempts ended with an archive are taken
+            attempt_cleanup.clean(attempt_id, ref, backend, self.archive)
 
     def _disrupted(self, attempt: TaskRun, task: Task, backend: Backend, ref: JobRef, status: Status) -> None:
         """The machine ended the attempt (a replica killed, a pod evicted, a node lost): what is left of its

@@ -76,6 +76,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         # Ended attempts whose outputs are on a Kubernetes claim, read after the pass's commit: the reader
         # pod takes seconds (minutes pulling its image), which must not hold the run's lock (cancels wait on it).
         self._claims_to_read: list[tuple[int, str, Backend]] = []
+        self._to_clean: list[tuple[int, JobRef, Backend]] = []
         # Attempts created in this pass, (task id, attempt number): submitted once their rows are committed.
         self._created: set[tuple[int, int]] = set()
         # Rows this pass reads more than once (pipeline, project, templates), referenced so that the
@@ -226,6 +227,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         """One pass under the run-row lock; True if it changed something (another may go further)."""
         self._failed_for_good.clear()  # what a failed pass recorded was rolled back
         self._claims_to_read.clear()
+        self._to_clean.clear()
         self._created.clear()
         self._tokens_put.clear()
         self._held = []  # expired by the last commit
@@ -264,6 +266,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         self._tell_taskfailures()
         if self._created:
             self._submit_created(run_id)
+        self._clean_ended()
         return changed
 
     def _submit_created(self, run_id: int) -> None:
@@ -378,6 +381,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         db.session.commit()
         self._tell_taskfailures()
         self.on_finish(run.id)
+        self._clean_ended()
         return True
 
     # ---- steps ------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """A worker process for tests/pipelines/test_faults.py: reconciles one run with a real backend, and with
---crash dies by SIGKILL right after the backend accepted a submission, before the controller's commit.
+--crash dies by SIGKILL right after the backend accepted a submission, before the controller's commit; with
+--crash-archive it archives logs and dies as the first archive starts, after the commit that ended its attempt.
 
-    python -m tests.pipelines.crash_worker RUN_ID local|kubernetes [--double URL] [--crash] [--rerun]
+    python -m tests.pipelines.crash_worker RUN_ID local|kubernetes [--double URL] [--crash] [--crash-archive]
+        [--rerun]
 
 --rerun wraps the backend in Rerunning: a backend that runs a submission again instead of adopting
 what exists (the bug the fault test must catch). Nothing here is in myapp: production code has no hook.
@@ -45,6 +47,17 @@ class CrashAfterSubmit:
         return getattr(self.inner, name)
 
 
+class CrashAtArchive:
+    """The attempt's end is committed; the worker dies before its log is archived (tests/pipelines/
+    test_attempt_cleanup.py)."""
+
+    def write(self, ref: Any, lines: Any, *, keep_lines: bool = False) -> None:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def read(self, ref: Any) -> list:
+        return []
+
+
 def make_backend(kind: str, double_url: str | None) -> Any:
     if kind == "local":
         from myapp.backends.local import LocalBackend
@@ -60,10 +73,10 @@ def make_backend(kind: str, double_url: str | None) -> Any:
     return KubernetesBackend(client.ApiClient(configuration), retry=RetryPolicy(attempts=2, base_delay=0.1))
 
 
-def reconcile(run_id: int, backend: Any) -> str | None:
+def reconcile(run_id: int, backend: Any, archive: Any = None) -> str | None:
     from myapp.pipelines.controller import RunController
 
-    state = RunController(lambda task: backend).reconcile(run_id)
+    state = RunController(lambda task: backend, archive=archive).reconcile(run_id)
     return state.value if state else None
 
 
@@ -73,6 +86,7 @@ def main() -> None:
     parser.add_argument("backend", choices=("local", "kubernetes"))
     parser.add_argument("--double")
     parser.add_argument("--crash", action="store_true")
+    parser.add_argument("--crash-archive", action="store_true")
     parser.add_argument("--rerun", action="store_true")
     args = parser.parse_args()
 
@@ -85,7 +99,7 @@ def main() -> None:
             backend = Rerunning(backend)
         if args.crash:
             backend = CrashAfterSubmit(backend)
-        print(reconcile(args.run_id, backend))
+        print(reconcile(args.run_id, backend, CrashAtArchive() if args.crash_archive else None))
 
 
 if __name__ == "__main__":
