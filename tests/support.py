@@ -98,6 +98,21 @@ def pg_database(name: str, create: bool) -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@contextlib.contextmanager
+def scratch_database(tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database of the pass's kind, for a migration test: a SQLite file in tmp_path, or
+    on PostgreSQL a fresh database dropped afterwards."""
+    if TEST_DATABASE != "postgresql":
+        yield f"sqlite:///{tmp_path / 'scratch.sqlite'}"
+        return
+    name = f"myapp_scratch_{uuid.uuid4().hex[:10]}"
+    pg_database(name, create=True)
+    try:
+        yield pg_url(name)
+    finally:
+        pg_database(name, create=False)
+
+
 # ---- platform processes -------------------------------------------------------------------------------
 # The console script a user runs, installed by `pip install -e .`
 MYAPP = [str(Path(sys.executable).parent / "myapp")]

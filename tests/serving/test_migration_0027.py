@@ -1,5 +1,6 @@
-"""Migration 0027 on an existing database: model versions get the run's parameters and their metrics' curves,
-empty for the versions already there, and back down both columns go."""
+"""Migration 0027 on an existing database of the pass's kind (its columns are JSONB on PostgreSQL): model
+versions get the run's parameters and their metrics' curves, empty for the versions already there, and back
+down both columns go."""
 from __future__ import annotations
 
 import json
@@ -7,17 +8,22 @@ import json
 import pytest
 import sqlalchemy as sa
 
+from tests.support import scratch_database
+
 pytestmark = pytest.mark.backends
 
 
 def test_migration_0027_adds_params_and_metric_history_empty_to_existing_versions(app, tmp_path):
+    from myapp.models.migrate import alembic_config
+
+    with scratch_database(tmp_path) as url:
+        migrate_0027(url, alembic_config(url))
+
+
+def migrate_0027(url, config):
     from alembic import command
     from alembic.script import ScriptDirectory
 
-    from myapp.models.migrate import alembic_config
-
-    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
-    config = alembic_config(url)
     before = ScriptDirectory.from_config(config).get_revision("0027").down_revision
     command.upgrade(config, before)
     engine = sa.create_engine(url)
@@ -31,7 +37,10 @@ def test_migration_0027_adds_params_and_metric_history_empty_to_existing_version
     command.upgrade(config, "0027")
     with engine.connect() as conn:
         row = conn.exec_driver_sql("SELECT metrics, params, metric_history FROM model_version WHERE id = 4").one()
-    assert [json.loads(v) for v in row] == [{"accuracy": 0.9}, {}, {}]
+    assert [v if isinstance(v, dict) else json.loads(v) for v in row] == [{"accuracy": 0.9}, {}, {}]
+    if engine.dialect.name == "postgresql":  # as the models declare them there
+        types = {c["name"]: type(c["type"]).__name__ for c in sa.inspect(engine).get_columns("model_version")}
+        assert (types["params"], types["metric_history"]) == ("JSONB", "JSONB"), types
     command.downgrade(config, before)
     columns = {c["name"] for c in sa.inspect(engine).get_columns("model_version")}
     assert "metrics" in columns and not {"params", "metric_history"} & columns
