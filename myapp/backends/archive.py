@@ -23,7 +23,7 @@ from urllib.parse import quote, unquote
 
 from .base import JobRef, LogLine
 from .logcaps import Capper, LogLimits, clean, cut_line
-from .logrecords import Keep, LogPage, ReplicaFiles, complete_end, lines_backward, lines_forward
+from .logrecords import Keep, LogPage, RecordFiles, ReplicaFiles, complete_end, lines_backward, lines_forward
 
 SUFFIX = ".log"
 _LEGACY_HEAD = re.compile(rb'^\{"replica": ("(?:[^"\\]|\\.)*"), "seq": (\d+)')
@@ -49,7 +49,9 @@ class FileLogArchive:
         tmp = target.parent / f".{ref.job_name}.{secrets.token_hex(4)}.tmp"
         tmp.mkdir()
         try:
-            wrote = _write_replicas(tmp, lines, self.limits)
+            # A local job's files are within the caps already: copied whole, unless written under other caps.
+            copied = lines.copy_to(tmp, _file_name, self.limits.max_bytes) if isinstance(lines, RecordFiles) else None
+            wrote = copied if copied is not None else _write_replicas(tmp, lines, self.limits)
             if not wrote and keep_lines and self._has_lines(ref):
                 shutil.rmtree(tmp)
                 return

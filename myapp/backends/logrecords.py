@@ -7,6 +7,7 @@ starts (found by bisection: every record begins with its seq). A file holds one 
 """
 from __future__ import annotations
 
+import errno
 import heapq
 import os
 from collections import deque
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from ..fs.beneath import Folder
 from .base import LogLine
 
 BLOCK = 64 * 1024
@@ -311,3 +313,55 @@ def page_of(lines: Iterable[LogLine], limit: int, keep: Keep, after: Mapping[str
         if line.seq > after.get(line.replica, 0) and limit > 0 and keep(line):
             last.append(line)
     return LogPage(list(last), cursor, sorted(replicas))
+
+
+class RecordFiles:
+    """A finished local job's replica files given to ``archive.write`` as its lines: iterated, every replica's
+    lines merged by time; or, by an archive whose caps they are within (the supervisor wrote them under the same
+    caps, with room for the archive's marks), copied whole by ``copy_to`` instead of a line at a time."""
+
+    def __init__(self, folder: Path, names: Mapping[str, str]):
+        self.folder, self.names = folder, dict(names)  # replica -> its file's name in folder
+
+    def __iter__(self) -> Iterator[LogLine]:
+        return ReplicaFiles({replica: self.folder / name for replica, name in self.names.items()}).lines(
+            lambda line: True, {})
+
+    def copy_to(self, target: Path, file_name: Callable[[str], str], max_bytes: int) -> bool | None:
+        """Each replica's complete records into a new file ``file_name(replica)`` of ``target``, both opened by
+        descriptor (no link followed), copied by the kernel; True if any file has lines. None, with nothing
+        copied, when a file is over ``max_bytes`` (written under other caps: its lines must be capped again)."""
+        with ExitStack() as stack:
+            source = stack.enter_context(Folder.open(self.folder))
+            ends: dict[str, tuple[BinaryIO, int]] = {}
+            for replica, name in self.names.items():
+                try:
+                    fh = stack.enter_context(source.open_file(name))
+                except FileNotFoundError:
+                    continue  # the replica never wrote
+                ends[replica] = (fh, complete_end(fh))
+            if any(end > max_bytes for _, end in ends.values()):
+                return None
+            out = stack.enter_context(Folder.open(target))
+            for replica, (fh, end) in ends.items():
+                if end:
+                    with out.create(file_name(replica)) as copy:
+                        _copy(fh.fileno(), copy.fileno(), end)
+                        os.fsync(copy.fileno())
+            return any(end for _, end in ends.values())
+
+
+def _copy(source: int, target: int, size: int) -> None:
+    """``size`` bytes from the start of ``source`` to ``target``: copy_file_range (shared extents where the
+    filesystem can), sendfile where it cannot (across filesystems on older kernels)."""
+    done = 0
+    while done < size:
+        try:
+            step = os.copy_file_range(source, target, size - done, offset_src=done)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            step = os.sendfile(target, source, done, size - done)
+        if step == 0:
+            raise OSError(f"log file shorter than its {size} bytes while archived")
+        done += step

@@ -13,9 +13,10 @@ import pytest
 
 from myapp.backends.archive import FileLogArchive
 from myapp.backends.base import JobRef, LogLine, ObjectRef
-from myapp.backends.local.logfiles import LogCursor, ReplicaLog, replica_files
+from myapp.backends.local.logfiles import LogCursor, ReplicaLog, record_files, replica_files
 from myapp.backends.logcaps import LineSplitter, LogLimits, cut_line
 from myapp.backends.logrecords import ReplicaFile
+from myapp.fs.beneath import Refused
 
 SMALL = LogLimits(max_bytes=1 << 20, max_line=1024)
 REF = JobRef("local", "ns", "job-1", ObjectRef("v1", "Pod", "ns", "job-1"))
@@ -100,6 +101,40 @@ def test_archiving_a_capped_log_cuts_nothing_more_and_keeps_seqs(tmp_path):
     archive.write(REF, live.lines(EVERY, {}))
     assert list(archive.open(REF).lines(EVERY, {})) == list(live.lines(EVERY, {}))
     assert archive.open(REF).page(3, EVERY, {}).cursor == {"w": 120_000}
+
+
+def test_a_capped_local_log_is_archived_as_a_whole_file_copy(tmp_path):
+    """A local job's files are within the caps (the supervisor wrote them so): the archive copies each whole,
+    byte for byte up to its last complete record, instead of a line at a time; a replica that wrote nothing has
+    no file, and a link where a file was is refused, never followed."""
+    log = ReplicaLog(tmp_path / "w.log", SMALL)
+    _fill(log, 120_000)
+    log.close()
+    with open(tmp_path / "w.log", "ab") as fh:
+        fh.write(b"120001 1.0 o half a rec")  # a record still being written when the job was stopped
+    archive = FileLogArchive(tmp_path / "archive", SMALL)
+    archive.write(REF, record_files(tmp_path, ["w", "silent"]))
+    copied = sorted((archive.path(REF)).iterdir())
+    assert [p.name for p in copied] == ["r-w.log"]
+    assert copied[0].read_bytes() == (tmp_path / "w.log").read_bytes().rpartition(b"\n")[0] + b"\n"
+    assert archive.open(REF).page(3, EVERY, {}).cursor == {"w": 120_000}
+    (tmp_path / "link.log").symlink_to(tmp_path / "w.log")
+    with pytest.raises(Refused):
+        archive.write(REF, record_files(tmp_path, ["link"]))
+    assert [line.line for line in archive.open(REF).page(1, EVERY, {}).lines] == ["line 119999"]  # the copy stays
+
+
+def test_a_local_log_over_the_archives_cap_is_capped_again(tmp_path):
+    """Files written under a larger cap than the archive's now: their lines go through the archive's caps."""
+    log = ReplicaLog(tmp_path / "w.log", LogLimits(max_bytes=4 << 20, max_line=1024))
+    _fill(log, 120_000)  # ~2.4 MB: over SMALL's 1 MiB
+    log.close()
+    archive = FileLogArchive(tmp_path / "archive", SMALL)
+    archive.write(REF, record_files(tmp_path, ["w"]))
+    assert archive.path(REF).joinpath("r-w.log").stat().st_size <= SMALL.max_bytes
+    lines = list(archive.open(REF).lines(EVERY, {}))
+    assert lines[0].line == "line 0" and lines[-1].seq == 120_000
+    assert any(line.line.startswith("[log cut") for line in lines)
 
 
 def test_the_archive_caps_what_a_backend_let_through(tmp_path):

@@ -248,7 +248,8 @@ class LocalBackend(JobFolders):
                 supervisor.wait(timeout=10)
             except Exception:  # psutil.TimeoutExpired: remove anyway
                 pass
-        archive.write(ref, self.logs(ref))  # streamed: the worker never holds the whole log
+        replicas = [r["name"] for r in self._spec(ref)["replicas"]]
+        archive.write(ref, logfiles.record_files(self._meta(ref) / "logs", replicas))  # copied whole, or streamed
         GpuPool(self.workdir / "gpus.json", []).release(f"{ref.namespace}/{ref.job_name}")
         with contextlib.suppress(FileNotFoundError), Folder.open(self.workdir / ref.namespace) as jobs:
             jobs.remove_tree(ref.job_name)  # the attempt's folder is the job's: by descriptor

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..base import LogLine
 from ..logcaps import ARCHIVE_ROOM, Capper, LineSplitter, LogLimits
-from ..logrecords import ReplicaFile, ReplicaFiles
+from ..logrecords import RecordFiles, ReplicaFile, ReplicaFiles
 
 
 class ReplicaLog:
@@ -98,6 +98,11 @@ def _last_seq(path: Path) -> int:
 def replica_files(logs_dir: Path, replicas: list[str]) -> ReplicaFiles:
     """A job's live log (a LogSource): ``<logs_dir>/<replica>.log`` per replica."""
     return ReplicaFiles({name: logs_dir / f"{name}.log" for name in replicas})
+
+
+def record_files(logs_dir: Path, replicas: list[str]) -> RecordFiles:
+    """The ended job's files as the archive takes them: copied whole, or read as lines (``RecordFiles``)."""
+    return RecordFiles(logs_dir, {name: f"{name}.log" for name in replicas})
 
 
 class LogCursor:
