@@ -4,7 +4,10 @@ Not fixtures (those live in the conftest.py files, which import from here) and n
 """
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import io
 import os
 import re
 import socket
@@ -12,6 +15,7 @@ import sys
 import threading
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -285,3 +289,63 @@ def stop_local_jobs(root: Path, timeout: float = 30.0) -> list[str]:
         with contextlib.suppress(psutil.Error):
             proc.kill()
     return [jobdir for _proc, jobdir in stopped]
+
+
+# ---- Python packages from 127.0.0.1: no test installs from the network ------------------------------------
+def wheel(name: str, value: object, version: str = "0.1") -> bytes:
+    """A pure-Python wheel of one module, `<name>.VALUE == value`, with its `__version__` (the module named as
+    pip imports the distribution `name`), written as the wheel format says (PEP 427): the module, METADATA,
+    WHEEL and a RECORD of their hashes."""
+    module = name.replace("-", "_")
+    dist = f"{module}-{version}.dist-info"
+    files = {f"{module}/__init__.py": f"VALUE = {value!r}\n__version__ = {version!r}\n".encode(),
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+             f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+
+    def digest(data: bytes) -> str:
+        return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+    record = "".join(f"{path},sha256={digest(data)},{len(data)}\n" for path, data in files.items())
+    files[f"{dist}/RECORD"] = (record + f"{dist}/RECORD,,\n").encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return out.getvalue()
+
+
+def wheel_file(name: str, version: str = "0.1") -> str:
+    return f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+
+
+def publish(index: Path, name: str, value: object, version: str = "0.1") -> str:
+    """The wheel of `name` (see `wheel`) in the package index served from `index` (`package_index`); the
+    requirement that installs it."""
+    project = index / "simple" / name.lower()
+    project.mkdir(parents=True, exist_ok=True)
+    (project / wheel_file(name, version)).write_bytes(wheel(name, value, version))
+    return f"{name}=={version}"
+
+
+@contextlib.contextmanager
+def package_index(index: Path) -> Iterator[str]:
+    """A PEP 503 index of the wheels under index/simple/<name>/ (http.server's folder listing is the project
+    page pip reads) on 127.0.0.1; its URL, for PIP_INDEX_URL."""
+    import http.server
+
+    (index / "simple").mkdir(parents=True, exist_ok=True)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(index), **kwargs)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+        server.server_close()

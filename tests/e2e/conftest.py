@@ -11,9 +11,7 @@ from the network: a test puts the wheels it builds there (support.publish_wheel)
 from __future__ import annotations
 
 import contextlib
-import http.server
 import subprocess
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,29 +19,15 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.support import CHROMIUM, CHROMIUM_ARGS, ROOT, Page, Platform
-from tests.support import MYAPP, free_port, healthy, platform_environment, stop_local_jobs, wait_until
-
-
-@contextlib.contextmanager
-def package_index(folder: Path) -> Iterator[str]:
-    """A PEP 503 index of the wheels under folder/simple/<name>/ (http.server's folder listing is the project
-    page pip reads); its URL."""
-    (folder / "simple").mkdir(parents=True)
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, directory=str(folder), **kwargs)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    finally:
-        server.shutdown()
-        server.server_close()
+from tests.support import (
+    MYAPP,
+    free_port,
+    healthy,
+    package_index,
+    platform_environment,
+    stop_local_jobs,
+    wait_until,
+)
 
 
 @contextlib.contextmanager

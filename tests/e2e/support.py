@@ -13,6 +13,8 @@ from pathlib import Path
 
 import requests
 
+from tests.support import publish
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("MYAPP_TEST_ARTIFACTS") or ROOT / "test-artifacts" / "e2e")
 CHROMIUM = os.environ.get("MYAPP_CHROMIUM", "/usr/bin/chromium")
@@ -57,12 +59,7 @@ class Page:
 def publish_wheel(platform: Platform, name: str, value: int) -> str:
     """A pure-Python wheel of module `name` (`name.VALUE == value`) in the platform's package index, where
     its environment builds find it; the requirement that installs it."""
-    from tests.notebooks.test_environment import wheel
-
-    folder = platform.home / "index" / "simple" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}-0.1-py3-none-any.whl").write_bytes(wheel(name, value))
-    return f"{name}==0.1"
+    return publish(platform.home / "index", name, value)
 
 
 def sign_in(page, base: str, username: str, password: str) -> None:

@@ -21,8 +21,7 @@ import pytest
 import requests
 
 from tests.e2e.support import Page, publish_wheel, sign_in
-from tests.notebooks.test_environment import wheel
-from tests.support import MYAPP, wait_until
+from tests.support import MYAPP, wait_until, wheel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # chromium, and the platform as processes
 

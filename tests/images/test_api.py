@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 
 from myapp.images import environments
-from tests.images.test_task_environment import package_index  # noqa: F401  (a fixture)
-from tests.support import unique
+from tests.support import publish, unique
 from tests.world import created
 
 
@@ -225,25 +224,27 @@ def test_beat_asks_again_for_builds_nobody_drives(app, user, project):
 def test_a_notebook_snapshot_builds_from_the_notebooks_packages(app, user, project):
     from myapp.images import environments
     from myapp.images.drive import snapshot
+    from tests.images.test_task_environment import PACKAGE, VERSION
 
-    first = created(ask(user, project, packages=["six==1.17.0"], tag="nb-base"))
+    first = created(ask(user, project, packages=[f"{PACKAGE}=={VERSION}"], tag="nb-base"))
     assert drive(app, first["id"]) == "succeeded"
     nb = user.post("/api/v1/notebook/", json={"project_id": project["id"], "name": "snap",
                                               "image": "registry.local/t/env:nb-base"})
     assert nb.status_code == 201, nb.get_json()
     with app.app_context():
-        assert snapshot(environments.resolve("registry.local/t/env:nb-base", project["namespace"])) == ["six==1.17.0"]
+        assert snapshot(environments.resolve("registry.local/t/env:nb-base", project["namespace"])) == [
+            f"{PACKAGE}=={VERSION}"]
     build = created(ask(user, project, notebook_id=nb.get_json()["id"], tag="nb-snap"))
     assert build["source"] == "notebook" and build["packages"] == []
     assert drive(app, build["id"]) == "succeeded"
     done = user.get(f"/api/v1/image_build/{build['id']}").get_json()
-    assert done["packages"] == ["six==1.17.0"] and done["base_image"] == "registry.local/t/env:nb-base"
+    assert done["packages"] == [f"{PACKAGE}=={VERSION}"] and done["base_image"] == "registry.local/t/env:nb-base"
     log = [i["line"] for i in user.get(f"/api/v1/image_build/{build['id']}/log").get_json()["items"]]
     assert log[0] == "snapshot of notebook snap (registry.local/t/env:nb-base): 1 package(s)", log
 
 
-@pytest.mark.usefixtures("package_index")
-def test_a_local_notebook_snapshot_carries_what_was_pip_installed_in_the_notebook(app, user, project, tmp_path):
+def test_a_local_notebook_snapshot_carries_what_was_pip_installed_in_the_notebook(app, user, project, pip_index,
+                                                                                 tmp_path):
     """A local notebook's `pip install` goes to its own layer (a venv in its work folder): its snapshot lists
     those packages beside its environment's and the image built from it has them (both from the test's
     package index, as a user's would be from theirs: no network). A link in the layer fails the snapshot."""
@@ -253,16 +254,14 @@ def test_a_local_notebook_snapshot_carries_what_was_pip_installed_in_the_noteboo
     from myapp.backends.registry import local_workdir
     from myapp.rendering.kinds.notebook import work_claim_name
     from tests.images.test_task_environment import PACKAGE, VERSION
-    from tests.notebooks.test_environment import wheel
 
     base = created(ask(user, project, packages=[f"{PACKAGE}=={VERSION}"], tag="nb-layered"))
     assert drive(app, base["id"]) == "succeeded"
     nb = created(user.post("/api/v1/notebook/", json={"project_id": project["id"], "name": "layered",
                                                        "image": "registry.local/t/env:nb-layered"}))
     # What the notebook's terminal does: pip into its layer's site-packages (the venv its start makes).
-    served = tmp_path / "index" / "simple" / "nblayer"
-    served.mkdir()
-    (served / "nblayer-0.1-py3-none-any.whl").write_bytes(wheel("nblayer", 1))
+    publish(pip_index, "nblayer", 1)  # where the snapshot's build will find it
+    served = pip_index / "simple" / "nblayer"
     with app.app_context():
         layer = local_workdir() / "data" / project["namespace"] / "volumes" / work_claim_name("layered") / ".myapp-venv"
     site = layer / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"

@@ -1,4 +1,5 @@
-"""Local environment builds for real: venv + pip in the job sandbox, cached by content (needs PyPI)."""
+"""Local environment builds for real: venv + pip in the job sandbox, cached by content (from the package index on
+127.0.0.1 of tests/images/conftest.py)."""
 from __future__ import annotations
 
 import os

@@ -8,9 +8,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import base64
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,24 +17,10 @@ from myapp.backends.local import LocalBackend
 from myapp.models import NotebookState
 from tests.notebooks.origin_client import enter, platform_session
 from tests.notebooks.test_runtime import _reconcile, _run_cell
-from tests.support import default_backend
+from tests.support import default_backend, wheel
 from tests.world import created
 
 pytestmark = pytest.mark.slow  # two JupyterLabs: about 30 s
-
-
-def wheel(name: str, value: int) -> bytes:
-    """A pure-Python wheel of one module, `name.VALUE == value`."""
-    out = io.BytesIO()
-    info = f"{name}-0.1.dist-info"
-    files = {f"{name}/__init__.py": f"VALUE = {value}\n",
-             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
-             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
-    with zipfile.ZipFile(out, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-    return out.getvalue()
 
 
 async def terminal_run(base: str, headers: dict[str, str], command: str) -> str:
