@@ -96,7 +96,8 @@ MAY_IMPORT: dict[str, set[str]] = {
                   "rendering"},
     "notebooks": {"auth", "backends", "errors", "extensions", "models", "outputs", "pipelines", "rendering"},
     "images": {"auth", "backends", "errors", "extensions", "fs", "models", "notebooks", "pipelines", "rendering"},
-    "serving": {"backends", "errors", "extensions", "fs", "models", "outputs", "rendering"},
+    # (pipelines: the images a project may use and their pull secrets, pipelines/images.py)
+    "serving": {"backends", "errors", "extensions", "fs", "models", "outputs", "pipelines", "rendering"},
     # hyperparameter search: the study (Optuna), the driver, its requests and YAML; the CLI's in-process mode
     # drives trials' runs with the run controller on the backends, as `myapp pipeline run --wait` does
     "experiments": {"backends", "client", "errors", "extensions", "inputs", "models", "outputs", "pipelines",
