@@ -6836,6 +6836,8 @@ export interface components {
             backend_retry_at: string | null;
             cause: string | null;
             /** Format: date-time */
+            cleanup_at: string | null;
+            /** Format: date-time */
             created_at: string;
             exit_code: number | null;
             /** Format: date-time */
