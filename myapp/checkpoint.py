@@ -34,7 +34,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -131,11 +131,23 @@ def latest_manifest(where: str | os.PathLike[str]) -> dict[str, Any] | None:
     root = Path(where)
     if not root.is_dir():
         return None
-    for manifest in _manifests(root):
-        with contextlib.suppress(OSError):
-            if (root / manifest["file"]).stat().st_size == manifest["size"]:
-                return manifest
-    return None
+
+    def size_of(name: str) -> int | None:
+        try:
+            return (root / name).stat().st_size
+        except OSError:
+            return None
+
+    return newest_complete(_manifests(root), size_of)
+
+
+def newest_complete(manifests: Iterable[dict[str, Any]], size_of: Callable[[str], int | None]
+                    ) -> dict[str, Any] | None:
+    """Of whole manifests (``parse_manifest``'s), the newest whose data file has the manifest's size
+    (``size_of``: a file's size, None when it cannot be read), or None: how every reader of a checkpoint
+    folder (here, the local backend, the Kubernetes reader pod's listing) picks the checkpoint to count on."""
+    return next((m for m in sorted(manifests, key=lambda m: m["step"], reverse=True)
+                 if size_of(m["file"]) == m["size"]), None)
 
 
 def parse_manifest(name: str, data: bytes) -> dict[str, Any] | None:

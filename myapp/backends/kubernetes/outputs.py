@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ...checkpoint import parse_manifest
+from ...checkpoint import newest_complete, parse_manifest
 from ...outputs.reader import (
     Chunk,
     Listing,
@@ -121,8 +121,7 @@ def fetch_checkpoint(backend: ReaderHost, namespace: str, task_run_id: int, rela
     except ReaderOutputError as exc:
         raise BackendError(f"the checkpoint reader {pod['metadata']['name']}: {exc}") from None
     found = [m for name, text in texts.items() if (m := parse_manifest(name, text.encode()))]
-    return next((m for m in sorted(found, key=lambda m: m["step"], reverse=True)
-                 if sizes.get(m["file"]) == m["size"]), None)
+    return newest_complete(found, sizes.get)
 
 
 def delete_checkpoints(backend: ReaderHost, namespace: str, run_ids: list[int], wait: float = WAIT_SECONDS) -> None:

@@ -6,13 +6,12 @@ the outputs volume's paths pointed at the host folder.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...checkpoint import MAX_MANIFEST, NAME, parse_manifest
+from ...checkpoint import MAX_MANIFEST, NAME, newest_complete, parse_manifest
 from ...fs.beneath import Folder, Refused
 from ...outputs import checkpoints
 from ...outputs.declarations import MOUNT
@@ -119,13 +118,16 @@ class JobFolders:
                 names = [e.name for e in root.entries(relative_dir) if e.path == f"{relative_dir}/{e.name}"]
                 found = [m for name in names if (m := parse_manifest(
                     name, root.read(f"{relative_dir}/{name}", MAX_MANIFEST + 1) if NAME.fullmatch(name) else b""))]
-                for manifest in sorted(found, key=lambda m: m["step"], reverse=True):
-                    with contextlib.suppress(OSError, Refused):
-                        if root.stat(f"{relative_dir}/{manifest['file']}").st_size == manifest["size"]:
-                            return manifest
+
+                def size_of(name: str) -> int | None:
+                    try:
+                        return root.stat(f"{relative_dir}/{name}").st_size
+                    except (OSError, Refused):
+                        return None
+
+                return newest_complete(found, size_of)
         except (FileNotFoundError, Refused):
             return None
-        return None
 
     def _checkpoint_folder(self, ref: JobRef, run: dict[str, Any], uid: int | None) -> Path | None:
         """Make the task's checkpoint folder when its pods mount one (an existing one, with what earlier
