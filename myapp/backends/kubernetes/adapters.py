@@ -208,10 +208,12 @@ def replica_name(pod: Obj) -> str:
     return meta.get("name", "?")
 
 
-def pull_secret_hint(pod: Obj) -> str:
-    """What a failed pull of the pod's image says about the Secrets it pulls with (imagePullSecrets): the
-    kubelet pulls without a Secret it cannot find and reports only the registry's refusal, and the platform
-    may not read Secrets to tell which is missing, so it names them."""
+def pull_secret_hint(pod: Obj, reason: str) -> str:
+    """What a container waiting for ``reason`` says about the Secrets its pod pulls with (imagePullSecrets),
+    when the reason is a failed pull: the kubelet pulls without a Secret it cannot find and reports only the
+    registry's refusal, and the platform may not read Secrets to tell which is missing, so it names them."""
+    if reason not in PULL_FAILURES:
+        return ""
     names = [str(ref.get("name")) for ref in (pod.get("spec") or {}).get("imagePullSecrets") or []
              if isinstance(ref, Mapping) and ref.get("name")]
     if not names:
@@ -245,8 +247,8 @@ def pod_problems(pods: Iterable[Obj]) -> list[tuple[str, str]]:
             if reason in BAD_WAITING:
                 category = ("image" if "Image" in reason else "crash" if reason == "CrashLoopBackOff" else "config")
                 message = waiting.get("message") or ""
-                hint = pull_secret_hint(pod) if reason in PULL_FAILURES else ""
-                out.append((tag, category, f"{tag}: {reason}" + (f": {message}" if message else "") + hint))
+                out.append((tag, category, f"{tag}: {reason}" + (f": {message}" if message else "")
+                            + pull_secret_hint(pod, reason)))
             for terminated in (state.get("terminated"), last.get("terminated")):
                 if terminated and terminated.get("reason") == "OOMKilled":
                     code = terminated.get("exitCode", 137)

@@ -51,8 +51,7 @@ def _fatal(pods: list[Obj]) -> str | None:
                 message = waiting.get("message") or ""
                 last = ((container.get("lastState") or {}).get("terminated") or {})
                 cause = f" (last exit: {last.get('reason')}, code {last.get('exitCode')})" if last.get("reason") else ""
-                if waiting["reason"] in adapters.PULL_FAILURES:
-                    cause += adapters.pull_secret_hint(pod)
+                cause += adapters.pull_secret_hint(pod, waiting["reason"])
                 return f"{waiting['reason']}: {message}{cause}" if message else f"{waiting['reason']}{cause}"
     return None
 
@@ -63,7 +62,7 @@ def _pull_error(pods: list[Obj]) -> str | None:
             waiting = (container.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") == "ErrImagePull":
                 message = f": {waiting['message']}" if waiting.get("message") else ""
-                return f"ErrImagePull{message}{adapters.pull_secret_hint(pod)}"
+                return f"ErrImagePull{message}{adapters.pull_secret_hint(pod, 'ErrImagePull')}"
     return None
 
 

@@ -100,5 +100,5 @@ def test_a_notebook_of_the_image_is_submitted_pulling_with_its_secret(app, user,
 def test_a_pod_without_pull_secrets_gets_no_hint():
     pod = make_pod("ns", "p", None, phase="Pending", container_statuses=[{
         "name": "main", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off"}}}])
-    assert adapters.pull_secret_hint(pod) == ""
+    assert adapters.pull_secret_hint(pod, "ImagePullBackOff") == ""
     assert adapters.pod_problems([pod]) == [("image", "p: ImagePullBackOff: Back-off")]
