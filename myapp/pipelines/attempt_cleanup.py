@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from ..backends import Backend, BackendError, JobRef, LogArchive
 from ..extensions import db
 from ..models import Task, TaskRun, utcnow
+from .due_rows import take_due
 
 log = logging.getLogger(__name__)
 TAKEN_SECONDS = 600.0  # a worker is cleaning it up: due again then (it died), beyond a long archive's copy
@@ -57,15 +58,7 @@ def due(now: dt.datetime | None = None) -> bool:
 def clean_due(backend_for: Callable[[Task], Backend], archive: LogArchive, now: dt.datetime | None = None) -> int:
     """Finish the cleanups left by workers that died after the commit that ended their attempts: taken first
     (due again TAKEN_SECONDS on, so beat does not ask again meanwhile), then each cleaned up. Returns how many."""
-    now = now or utcnow()
-    # One statement takes them: a second worker asking at once takes none of these (its condition is checked
-    # again on each row it waited for).
-    candidates = sa.select(TaskRun.id).where(TaskRun.cleanup_at <= now).order_by(TaskRun.id).limit(BATCH)
-    ids = db.session.scalars(
-        sa.update(TaskRun).where(TaskRun.id.in_(candidates.scalar_subquery()), TaskRun.cleanup_at <= now)
-        .values(cleanup_at=now + dt.timedelta(seconds=TAKEN_SECONDS)).returning(TaskRun.id)
-        .execution_options(synchronize_session=False)).all()
-    db.session.commit()
+    ids = take_due(TaskRun, TaskRun.cleanup_at, now or utcnow(), TAKEN_SECONDS, BATCH)
     if not ids:
         return 0
     taken = db.session.execute(sa.select(TaskRun.id, TaskRun.backend_ref, Task).join(Task, Task.id == TaskRun.task_id)

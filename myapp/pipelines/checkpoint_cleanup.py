@@ -23,6 +23,7 @@ from ..backends.base import Backend, BackendError, PermanentBackendError
 from ..extensions import db
 from ..models import CheckpointCleanup, PipelineRun, Task, TaskRun, utcnow
 from ..models.states import RUN_TERMINAL
+from .due_rows import take_due
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS = 60.0  # a removal that failed is tried again then
@@ -57,15 +58,13 @@ def due(now: dt.datetime | None = None) -> bool:
 
 def remove_due(backend_for_group: Callable[[int | None], Backend], now: dt.datetime | None = None) -> int:
     """Remove the due rows' folders, each namespace's runs at once per backend (on Kubernetes one pod removes
-    them all). The rows are taken first (due again TAKEN_SECONDS on, so beat does not ask again meanwhile and a
-    worker that dies leaves them due), deleted once their folders are gone; a failure is kept on its rows.
-    Returns how many rows were done."""
+    them all). The rows are taken first (``take_due``: due again TAKEN_SECONDS on, so beat does not ask again
+    meanwhile, no other worker takes them and one that dies leaves them due), deleted once their folders are
+    gone; a failure is kept on its rows. Returns how many rows were done."""
     now = now or utcnow()
-    taken = db.session.scalars(sa.select(CheckpointCleanup).where(CheckpointCleanup.due_at <= now)
-                               .order_by(CheckpointCleanup.id).limit(BATCH)).all()
-    for row in taken:
-        row.due_at = now + dt.timedelta(seconds=TAKEN_SECONDS)
-    db.session.commit()
+    ids = take_due(CheckpointCleanup, CheckpointCleanup.due_at, now, TAKEN_SECONDS, BATCH)
+    taken = db.session.scalars(sa.select(CheckpointCleanup).where(CheckpointCleanup.id.in_(ids))
+                               .order_by(CheckpointCleanup.id)).all()
     # Run ids are never reused: a run still here was not deleted (never so), and its folders stay.
     alive = set(db.session.scalars(sa.select(PipelineRun.id).where(
         PipelineRun.id.in_({row.pipeline_run_id for row in taken}))))
