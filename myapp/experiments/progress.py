@@ -4,14 +4,17 @@ While an attempt runs its metrics are read live (its ``metrics.jsonl`` in the ou
 S3-compatible store, and those it posted to the API: ``outputs.store.current``); once it has ended,
 from what the controller kept with the task run. The same reads as the run view's. An attempt on a
 Kubernetes claim (no S3 store) has its metrics.jsonl copied here while it runs (``refresh_claims``, before
-the look takes its lock: a reader pod takes seconds; ``outputs/live.py``)."""
+the look takes its lock: a reader pod takes seconds, so the running trials' are read at once;
+``outputs/live.py``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from flask import current_app
 
 from ..backends import BackendError
 from ..backends import registry as backends
@@ -19,6 +22,8 @@ from ..extensions import db
 from ..models import PipelineRun, Project, Task, TaskRun, TaskState, Trial, TrialState
 from ..outputs import live as outputs_live
 from ..outputs import store as outputs_store
+
+MAX_CLAIM_READERS = 8  # reader pods at once for one look at an experiment
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,31 @@ def refresh_claims(experiment_id: int) -> int:
         .join(Trial, Trial.pipeline_run_id == PipelineRun.id).join(Project, Project.id == TaskRun.project_id)
         .where(Trial.experiment_id == experiment_id, Trial.state == TrialState.RUNNING,
                TaskRun.state == TaskState.RUNNING, TaskRun.backend == "kubernetes")).all()
-    copied = 0
+    due = []
     for attempt, namespace in rows:
         if outputs_store.on_claim(attempt):
             try:
                 backend = backends.backend_for(db.session.get(Task, attempt.task_id))
             except BackendError:  # its cluster cannot be reached as configured: the run controller says why
                 continue
-            copied += outputs_live.refresh(attempt, namespace, backend)
+            due.append((attempt, namespace, backend))
+    copied = read_claims(due)
     db.session.commit()
     return copied
+
+
+def read_claims(due: Sequence[tuple[TaskRun, str, object]]) -> int:
+    """``outputs.live.refresh`` for each (attempt, namespace, backend), up to MAX_CLAIM_READERS at once: each
+    read waits seconds for its reader pod, so one after another a look at many running trials would take
+    that many times as long. The attempts are loaded already; the threads read their columns, no session."""
+    if len(due) <= 1:
+        return sum(outputs_live.refresh(*item) for item in due)
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def refresh(item: tuple[TaskRun, str, object]) -> bool:
+        with app.app_context():
+            return outputs_live.refresh(*item)
+
+    with ThreadPoolExecutor(max_workers=min(MAX_CLAIM_READERS, len(due)),
+                            thread_name_prefix="claim-reader") as pool:
+        return sum(pool.map(refresh, due))
