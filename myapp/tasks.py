@@ -94,10 +94,10 @@ def tick(self) -> int:
     """Beat: create due scheduled runs and request them; request the runs whose jobs changed (the
     backends' events) and those whose timer is due (the controller's next poll, retry, timeout) and
     re-send stale requests; delete the token Secrets of runs that ended without it (a worker
-    gone right after the commit that ended one); and ask a worker to remove deleted runs' checkpoints and to
-    finish the cleanups of ended attempts whose worker died first."""
+    gone right after the commit that ended one); and ask a worker to remove deleted runs' outputs and checkpoints
+    and to finish the cleanups of ended attempts whose worker died first."""
     from .backends.registry import backend_for, changed_runs
-    from .pipelines import attempt_cleanup, checkpoint_cleanup
+    from .pipelines import attempt_cleanup, checkpoint_cleanup, outputs_cleanup
     from .pipelines.controller import RunController
     from .pipelines.scheduling import schedule_due
 
@@ -110,6 +110,8 @@ def tick(self) -> int:
     with db.engine.begin() as connection:
         fold_list_counts(connection)  # the lists' kept counts: one row per key again (models/list_count.py)
     _discover_nodes(self.app)
+    if outputs_cleanup.due():  # deleted runs' outputs a worker has not removed yet
+        self.app.send_task("myapp.outputs_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE)
     if checkpoint_cleanup.due():  # deleted runs' checkpoint folders a worker has not removed yet
         self.app.send_task("myapp.checkpoint_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE)
     if attempt_cleanup.due():  # ended attempts whose worker died before their logs were archived
@@ -325,6 +327,14 @@ def checkpoint_cleanup() -> int:
     from .pipelines.checkpoint_cleanup import remove_due
 
     return remove_due(backend_for_group)
+
+
+@shared_task(name="myapp.outputs_cleanup", ignore_result=True)
+def outputs_cleanup() -> int:
+    """Remove the outputs of deleted runs that are due (myapp/pipelines/outputs_cleanup.py)."""
+    from .pipelines.outputs_cleanup import remove_due
+
+    return remove_due()
 
 
 @shared_task(name="myapp.attempt_cleanup", ignore_result=True)

@@ -56,6 +56,33 @@ def in_thread(fn: Callable[..., Any], *args: Any) -> tuple[threading.Thread, lis
 
 
 # ---- the pass's database and broker -------------------------------------------------------------------
+def elsewhere(statement: Any, write: bool = False) -> Any:
+    """Run a statement on a connection of its own that waits for no lock, as another process would: a read
+    sees only what was committed (its scalar is returned); a write (``write``) answers whether it went
+    through, refused while another transaction holds its row (PostgreSQL) or the database (SQLite)."""
+    import sqlalchemy as sa
+
+    from myapp.extensions import db
+
+    sqlite = db.engine.dialect.name == "sqlite"
+    engine = sa.create_engine(db.engine.url, **({"connect_args": {"timeout": 0}} if sqlite else {}))
+    try:
+        with engine.connect() as connection:
+            if not sqlite:
+                connection.exec_driver_sql("SET lock_timeout = '200ms'")
+            if not write:
+                return connection.scalar(statement)
+            connection.execute(statement)
+            connection.commit()
+            return True
+    except sa.exc.OperationalError:
+        if not write:
+            raise
+        return False
+    finally:
+        engine.dispose()
+
+
 TEST_DATABASE = os.environ.get("MYAPP_TEST_DATABASE", "sqlite")
 PG_ADMIN_URL = os.environ.get("MYAPP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_SERVER = re.sub(r"/\d*$", "", os.environ.get("MYAPP_TEST_REDIS", "redis://127.0.0.1:6379"))

@@ -9,10 +9,15 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
+import sqlalchemy as sa
+
 from ..backends import Backend
+from ..extensions import db
+from ..models import JobTemplate, Project, Task, TaskRun
 from ..outputs import live
-from ..outputs.checkpoints import task_dir
+from ..outputs.checkpoints import SWITCH_ARG, task_dir
 from .group_state import Entry, Snapshot, aware
+from .usage import Amount
 
 
 def newest(backend: Backend, entry: Entry) -> dict[str, Any] | None:
@@ -55,3 +60,20 @@ def resumes(backend: Backend | None, entry: Entry, started: dt.datetime | None, 
         return f"starts over ({why}; {lost:.0f} s of work lost)"
     lost = max(now.timestamp() - max(float(manifest["saved_at"]), begun), 0.0)
     return f"resumes from {manifest['unit']} {manifest['step']} ({lost:.0f} s of work since that checkpoint lost)"
+
+
+def resumes_after_stop(attempt_id: int, backend: Backend) -> str | None:
+    """Where a preempted attempt's task starts again, read once its job has stopped (the save it made at the
+    stop counts): "resumes from epoch 7 (0 s of work since that checkpoint lost)"; None if the row is gone."""
+    row = db.session.execute(
+        sa.select(TaskRun, Task.name, Task.args, JobTemplate.checkpoints, Project.namespace)
+        .join(Task, Task.id == TaskRun.task_id).join(JobTemplate, JobTemplate.id == Task.template_id)
+        .join(Project, Project.id == TaskRun.project_id).where(TaskRun.id == attempt_id)).first()
+    if row is None:
+        return None
+    attempt, name, args, checkpoints, namespace = row
+    entry = Entry(attempt.id, attempt.pipeline_run_id, attempt.project_id, attempt.task_id, attempt.state, Amount(),
+                  attempt.created_at, attempt.started_at, None, attempt.preemptions,
+                  bool(checkpoints) and (args or {}).get(SWITCH_ARG, True) is not False, name, namespace)
+    stopped = aware(attempt.preempted_at or attempt.finished_at or attempt.created_at)
+    return resumes(backend, entry, attempt.started_at, stopped)

@@ -5,8 +5,11 @@ Before the run controller submits an attempt of a task in a resource group, `adm
 it, the run times of earlier attempts of the same tasks, the projects' quotas as a `Ledger`) and
 submits the attempt only if the decision starts it: all its replicas at once (a gang) or nothing. A
 waiting attempt keeps its reason ("waiting: project quota gpu 8/8") and its place in the queue
-(`TaskRun.queue_position`). Borrowers the decision preempts are stopped here and requeued by their own
-run's controller (a new attempt, not counted as a failure: `TaskRun.preemptions`).
+(`TaskRun.queue_position`). Borrowers the decision preempts are ended here and requeued by their own
+run's controller (a new attempt, not counted as a failure: `TaskRun.preemptions`); their jobs are stopped
+after the commit (myapp/pipelines/attempt_cleanup.py: a cancel waits out a job's grace period, which must not
+hold the group's and the runs' rows), and until every one of them is stopped the group admits nothing (its
+room is not free yet), so the job they made room for starts at its run's next look after the stop.
 
 Consistency: `admit` locks the group's row (SELECT ... FOR UPDATE on PostgreSQL; on SQLite the pass
 already holds the one write lock) and the controller keeps it until the pass commits, after the submit:
@@ -24,12 +27,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
 from typing import Any
 
 import sqlalchemy as sa
 
-from ..backends import Backend, BackendError, JobRef, LogArchive
+from ..backends import Backend
 from ..extensions import db
 from ..models import (
     Notebook,
@@ -46,21 +48,25 @@ from ..notebooks.lifecycle import render_notebook
 from ..scheduler.model import Running, Waiting
 from ..scheduler.policy import decide
 from ..scheduler.quota import Ledger
-from .checkpoints import resumes, with_checkpoint_times
+from .checkpoints import with_checkpoint_times
 from .group_state import Entry, Snapshot, discovered, nodes_of, notebook_job, snapshot
 from .usage import requested
 
 RECHECK_MIN, RECHECK_PER_PLACE, RECHECK_MAX = 2.0, 0.5, 60.0  # seconds between looks of a waiting attempt
-MAX_SAMPLES = 720  # metrics samples kept of a preempted attempt (as the controller keeps of any)
+STOPPING = "waiting: a job preempted in its resource group is stopping to make room"
 NO_NODE = "waiting: no schedulable node of the resource group on its cluster (cordoned, not ready or none)"
 
 
 # ---- admission -------------------------------------------------------------------------------------------
+Preempted = Callable[[TaskRun, Task], None]  # a running attempt ended here: its job is stopped after the commit
+
+
 def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[[Task], Backend],
-          archive: LogArchive | None = None) -> bool:
+          preempted: Preempted = lambda victim, task: None) -> bool:
     """Whether the queued attempt may be submitted now (then it is placed); if not, its reason and
     queue position say why and where. Call with the run's row locked; the group's row stays locked
-    until the caller commits (after its submit)."""
+    until the caller commits (after its submit). Each attempt the decision preempts is handed to
+    `preempted`, which stops its job after the commit (it makes no backend call itself)."""
     if task.resource_group_id is None:
         return True
     group = lock_group(task.resource_group_id)
@@ -74,6 +80,10 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
     if not nodes:
         attempt.reason, attempt.queue_position = NO_NODE, None
         return False
+    if stopping(group.id):
+        if attempt.queue_position is None:  # else it keeps its reason and place (the beneficiary's: preempting)
+            attempt.reason, attempt.queue_position = STOPPING, 1
+        return False
     if attempt.requests is None and attempt.manifests:
         attempt.requests = requested(attempt.manifests).as_dict()
     db.session.flush()  # this pass's own submits count as running
@@ -86,15 +96,15 @@ def admit(attempt: TaskRun, task: Task, now: dt.datetime, backend_for: Callable[
     decision = snap.decide(now)
     started = {s.job_id: s.placement for s in decision.starts}
     beneficiary = db.session.get(Project, attempt.project_id)
-    stopped = [_preempt(snap, snap.entries[k], now, backend_for, archive, beneficiary.name if beneficiary else "")
+    stopped = [_preempt(snap, snap.entries[k], now, preempted, beneficiary.name if beneficiary else "")
                for k in decision.preempt]
-    if key in started and all(stopped):
+    if key in started and not stopped:
         attempt.placement = started[key]
         attempt.queue_position = None
         return True
     _wake((snap.entries[k].run_id for k in started if k != key), now)  # their own passes start them
     reason = next((r for r in decision.reasons if r.job_id == key), None)
-    if reason is None:  # started, but a borrower it needs could not be stopped yet (its pass holds it)
+    if reason is None:  # started, once the borrowers it needs are stopped (after this commit) or their passes let go
         text, position = "waiting: preempting a borrower to make room", 1
     else:
         text, position = reason.text, reason.position
@@ -122,6 +132,8 @@ def admit_notebook(nb: Notebook, now: dt.datetime | None = None) -> str | None:
         return None
     if not nodes:
         return NO_NODE
+    if stopping(group.id):
+        return STOPPING
     now = now or dt.datetime.now(dt.UTC)
     snap = snapshot(group, nodes)
     key = f"notebook:{nb.id}"
@@ -169,6 +181,14 @@ def lock_group(group_id: int) -> ResourceGroup | None:
     return group
 
 
+def stopping(group_id: int) -> bool:
+    """Is a job the group preempted still being stopped (its cleanup marked: attempt_cleanup)? Its room is not
+    free until it is."""
+    return db.session.scalar(sa.select(TaskRun.id).join(Task, Task.id == TaskRun.task_id).where(
+        TaskRun.cleanup_at.is_not(None), TaskRun.preempted_at.is_not(None),
+        Task.resource_group_id == group_id).limit(1)) is not None
+
+
 def _held_groups() -> set[int]:
     """The groups this transaction has locked (kept in the session, reset with each transaction)."""
     db.session.connection()  # the transaction has begun
@@ -199,10 +219,11 @@ def _wake(run_ids: Iterable[int], now: dt.datetime) -> None:
                            .execution_options(synchronize_session=False))
 
 
-def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, backend_for: Callable[[Task], Backend],
-             archive: LogArchive | None, beneficiary: str = "") -> bool:
-    """Stop a running attempt the decision preempts, and have its run start the task again (a new attempt,
-    `preemptions` one more, not a failure). False if its run is held by a pass right now (next time)."""
+def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, preempted: Preempted, beneficiary: str = "") -> bool:
+    """End a running attempt the decision preempts, and have its run start the task again (a new attempt,
+    `preemptions` one more, not a failure); `preempted` stops its job after the commit, and then says where
+    the task resumes (checkpoints.resumes_after_stop: its save at the stop counts). True if it ended it here;
+    False if it ended meanwhile, or its run is held by a pass right now (next time)."""
     locked = db.session.scalar(sa.select(PipelineRun.id).where(PipelineRun.id == entry.run_id)
                                .with_for_update(skip_locked=True))
     if locked is None:
@@ -210,31 +231,17 @@ def _preempt(snap: Snapshot, entry: Entry, now: dt.datetime, backend_for: Callab
     victim = db.session.get(TaskRun, entry.attempt_id, populate_existing=True)
     run = db.session.get(PipelineRun, entry.run_id)
     if victim is None or victim.state not in TASK_ACTIVE or run is None:
-        return True  # it ended meanwhile: its room is free anyway
+        return False  # it ended meanwhile: its room is free anyway
     task = db.session.get(Task, victim.task_id)
-    left, backend = "", None
-    if victim.backend_ref:
-        backend = backend_for(task)
-        ref = JobRef.from_dict(victim.backend_ref)
-        try:
-            backend.cancel(ref)
-        except BackendError:
-            return False  # still running: tried again at the next admission
-        if archive is not None:  # as the controller does with every finished attempt
-            try:
-                victim.metrics = [asdict(sample) for sample in backend.metrics(ref)][-MAX_SAMPLES:]
-                backend.cleanup(ref, archive)
-            except BackendError as exc:  # stopped all the same; say what was left behind
-                left = f" (cleanup failed: {exc})"
     count = victim.preemptions + 1
     borrowed = snap.ledger is not None and snap.ledger.borrowing(str(entry.project_id))
     why = "its project's quota was borrowed and its owner took it back" if borrowed else \
         f"the {snap.group.policy} policy gave its room to another job"
     whose = f" for project {beneficiary}'s quota" if borrowed and beneficiary else ""
     victim.transition(TaskState.CANCELLED, f"preempted in resource group {snap.group.name}{whose}: {why} "
-                                           f"(preemption {count} of at most {snap.group.max_preemptions}); "
-                                           f"the task {resumes(backend, entry, victim.started_at, now)}{left}",
+                                           f"(preemption {count} of at most {snap.group.max_preemptions})",
                       now)
     victim.preempted_at = now
     run.next_reconcile_at = now
+    preempted(victim, task)
     return True

@@ -14,7 +14,7 @@ from ..inputs.fields import DnsLabel, Int, StrictSchema
 from ..models import Edge, Pipeline, PipelineRun, Project, ProjectRole, RunTrigger, Task
 from ..models.base import utcnow
 from ..outputs.refs import check_references
-from ..pipelines import checkpoint_cleanup
+from ..pipelines import checkpoint_cleanup, outputs_cleanup
 from ..pipelines.dag import find_cycle
 from ..pipelines.macros import check_run_params
 from ..pipelines.notify import give_secret, secret_of
@@ -54,10 +54,12 @@ def enqueue(task_name: str, *args, queue: str = reconcile_requests.ACTIONS_QUEUE
         celery.send_task(task_name, args=list(args), queue=queue)
 
 
-def forget_checkpoints(which: Any, namespace: str) -> None:
+def forget_folders(which: Any, namespace: str) -> None:
     """Before the rows of the runs ``which`` selects go (the run, its pipeline or its project deleted): their
-    checkpoint folders are written down to remove, and a worker removes them after the commit
-    (myapp/pipelines/checkpoint_cleanup.py)."""
+    outputs and checkpoint folders are written down to remove, and workers remove them after the commit
+    (myapp/pipelines/outputs_cleanup.py, checkpoint_cleanup.py)."""
+    if outputs_cleanup.mark(which, namespace):
+        on_commit(lambda: enqueue("myapp.outputs_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE))
     if checkpoint_cleanup.mark(which, namespace):
         on_commit(lambda: enqueue("myapp.checkpoint_cleanup", queue=reconcile_requests.BACKGROUND_QUEUE))
 
@@ -136,8 +138,8 @@ class PipelineApi(ResourceApi):
         check_schedule(obj.schedule, None if creating else (old_schedule or [obj.schedule])[0])
 
     def before_delete(self, obj: Pipeline) -> None:
-        # Its runs go with it (foreign keys), and with them their tasks' checkpoint folders.
-        forget_checkpoints(PipelineRun.pipeline_id == obj.id, db.session.get(Project, obj.project_id).namespace)
+        # Its runs go with it (foreign keys), and with them their outputs and their tasks' checkpoint folders.
+        forget_folders(PipelineRun.pipeline_id == obj.id, db.session.get(Project, obj.project_id).namespace)
 
     # A POST, though it reads: the secret is for those who may write the pipeline (developers), and a
     # POST is CSRF-checked and never cached; answers say no-store too.
@@ -380,10 +382,6 @@ class PipelineRunApi(ResourceApi):
     def before_delete(self, obj: PipelineRun) -> None:
         if not obj.is_finished:
             raise ApiError(f"run {obj.id} is {obj.state.value}; cancel it before deleting", status=409)
-        from ..outputs import store as outputs_store
-
         # Its attempts' outputs go with it (a rerun that copied some of them loses those too), and its tasks'
         # checkpoint folders.
-        namespace, run_id = db.session.get(Project, obj.project_id).namespace, obj.id
-        on_commit(lambda: outputs_store.delete_run(namespace, run_id))
-        forget_checkpoints(PipelineRun.id == run_id, namespace)
+        forget_folders(PipelineRun.id == obj.id, db.session.get(Project, obj.project_id).namespace)

@@ -18,7 +18,7 @@ from ..serving.release import project_services
 from .base import ResourceApi
 from .errors import FieldError, NotFound
 from .notebooks import release_notebooks
-from .pipelines import forget_checkpoints, release_runs
+from .pipelines import forget_folders, release_runs
 from .responses import MEMBER, MEMBERS, MESSAGE, RUNNING_WORK, STRING
 from .routing import json_body, on_commit, route
 from .scope import check_person, current_user, forget_memberships
@@ -100,8 +100,8 @@ class ProjectApi(ResourceApi):
         on_commit(functools.partial(release_services, project_services(obj.id)))
         # And its unfinished runs' jobs and Kaniko builds: a worker cancels them (myapp/pipelines/release.py).
         on_commit(functools.partial(release_runs, project_runs(obj.id) + project_builds(obj.id)))
-        # And every run's checkpoint folders (the unfinished ones' once their jobs are stopped).
-        forget_checkpoints(PipelineRun.project_id == obj.id, obj.namespace)
+        # And every run's outputs and checkpoint folders (the unfinished ones' once their jobs are stopped).
+        forget_folders(PipelineRun.project_id == obj.id, obj.namespace)
 
     @route("/<int:pk>/running", summary="What the project runs now (runs, notebooks, model servers, image "
            "builds): what deleting it stops", response=RUNNING_WORK)

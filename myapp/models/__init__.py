@@ -19,7 +19,7 @@ from .login import KnownAddress, LoginLimit, LoginSession, TokenCutoff  # noqa: 
 from .pipeline import ConcurrencyPolicy, Edge, Pipeline, Task, TriggerRule  # noqa: F401
 from .project import Project, ProjectMember, ProjectRole  # noqa: F401
 from .run import PipelineRun, RunTrigger, TaskRun  # noqa: F401
-from .run_token import CheckpointCleanup, RunToken  # noqa: F401
+from .run_token import CheckpointCleanup, OutputsCleanup, RunToken  # noqa: F401
 from .states import InvalidTransition, RunState, TaskState  # noqa: F401
 from .system import WorkerHeartbeat  # noqa: F401
 from .workspace import (  # noqa: F401

@@ -1,5 +1,5 @@
-"""RunToken: the platform API credential of one pipeline run (see myapp.auth.run_tokens); CheckpointCleanup: what
-a deleted run leaves to remove (myapp/pipelines/checkpoint_cleanup.py)."""
+"""RunToken: the platform API credential of one pipeline run (see myapp.auth.run_tokens); CheckpointCleanup and
+OutputsCleanup: what a deleted run leaves to remove (myapp/pipelines/checkpoint_cleanup.py, outputs_cleanup.py)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -47,6 +47,21 @@ class CheckpointCleanup(IdMixin, Model):
     pipeline_run_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
     # Whose backend holds the folders (NULL: the platform's default, the local one).
     resource_group_id: Mapped[int | None] = mapped_column(sa.Integer)
+    # Not before then: a deleted project's unfinished runs give their jobs time to stop first; a removal
+    # that failed is tried again a minute on.
+    due_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False, index=True)
+    error: Mapped[str | None] = mapped_column(sa.Text)
+
+
+class OutputsCleanup(IdMixin, Model):
+    """A deleted run's outputs still to remove (its folder in the platform's outputs folder, its objects in the
+    S3-compatible store): written in the transaction that deletes the run, its pipeline or its project, deleted
+    once they are gone (myapp/pipelines/outputs_cleanup.py). No foreign keys: the run and its project are gone."""
+
+    __tablename__ = "outputs_cleanup"
+
+    namespace: Mapped[str] = mapped_column(sa.String(63), nullable=False)
+    pipeline_run_id: Mapped[int] = mapped_column(sa.Integer, nullable=False)
     # Not before then: a deleted project's unfinished runs give their jobs time to stop first; a removal
     # that failed is tried again a minute on.
     due_at: Mapped[dt.datetime] = mapped_column(sa.DateTime(timezone=True), nullable=False, index=True)

@@ -281,20 +281,19 @@ def missing_message(attempt: TaskRun, path: str) -> str:
 
 def delete_run(namespace: str, run_id: int) -> None:
     """A deleted run's outputs: its folder on this machine and in the store (a cluster's claim keeps its
-    copy). After the commit: a store that cannot be reached leaves its objects, said in the log."""
+    copy). DomainError when some are left: unavailable when trying again may help (an I/O error, a store that
+    cannot be reached), a conflict when it cannot (a link on the way: ``Refused``)."""
     try:
         with outputs_folder(namespace) as outputs:
             outputs.remove_tree(str(int(run_id)))
     except FileNotFoundError:
         pass
-    except (OSError, Refused) as exc:
-        log.warning("outputs of deleted run %s left on this machine: %s", run_id, exc)
+    except OSError as exc:
+        raise DomainError(f"outputs of deleted run {run_id} left on this machine: {exc}",
+                          kind=Kind.UNAVAILABLE) from None
     store = outputs_s3.settings()
     if store is not None:
-        try:
-            outputs_s3.store(store).delete(namespace, str(int(run_id)))
-        except DomainError as exc:
-            log.warning("outputs of deleted run %s left in the store: %s", run_id, exc.message)
+        outputs_s3.store(store).delete(namespace, str(int(run_id)))
 
 
 def archive(attempt: TaskRun, namespace: str) -> IO[bytes]:

@@ -26,7 +26,7 @@ from .scheduling import disabled_cluster
 from .timers import aware, failures
 
 log = logging.getLogger(__name__)
-MAX_SAMPLES = 720  # metrics samples kept per attempt (an hour at 5 s)
+MAX_SAMPLES = attempt_cleanup.MAX_SAMPLES
 SERVICE_KINDS = frozenset({"Deployment", "Notebook"})
 BACKOFF_MAX = 60.0  # seconds between two tries of a failing backend call, at most
 # What a backend reports, as the state the task run takes: the one place the two enums meet.
@@ -58,7 +58,8 @@ class BackendCalls:
     archive: LogArchive | None
     now: Callable[[], dt.datetime]
     _claims_to_read: list[tuple[int, str, Backend]]
-    _to_clean: list[tuple[int, JobRef, Backend]]  # attempts this pass ended: cleaned up after its commit
+    # attempts this pass ended (and whether their job still runs: preempted): cleaned up after its commit
+    _to_clean: list[tuple[int, JobRef, Backend, bool]]
 
     if TYPE_CHECKING:
         def _rows(self, run: PipelineRun) -> tuple[Pipeline, Project]: ...
@@ -83,7 +84,7 @@ class BackendCalls:
             if not project_kept(run.project_id):
                 return False  # its project is being deleted: the delete takes the run with it, nothing is sent
             self._project_held = True
-        if not admit_to_group(attempt, task, self.now(), self.backend_for, self.archive):
+        if not admit_to_group(attempt, task, self.now(), self.backend_for, self._preempted):
             return False  # its resource group has no room for it yet: its reason and queue position say why
         try:
             backend = self.backend_for(task)
@@ -175,17 +176,23 @@ class BackendCalls:
                 attempt.reason = f"{attempt.reason or attempt.state.value} (cleanup failed: {exc})"
             else:  # its log is archived after this pass's commit, not while it holds the run (attempt_cleanup)
                 attempt_cleanup.take(attempt, self.now())
-                self._to_clean.append((attempt.id, ref, backend))
+                self._to_clean.append((attempt.id, ref, backend, False))
         return True
+
+    def _preempted(self, victim: TaskRun, task: Task) -> None:
+        """Admission ended a running attempt of another run to make room (its run's row held by this
+        transaction): its job is stopped after the commit, by clean_ended, never while the rows are held."""
+        if victim.backend_ref:
+            attempt_cleanup.take(victim, self.now())
+            self._to_clean.append((victim.id, JobRef.from_dict(victim.backend_ref), self.backend_for(task), True))
 
     def _clean_ended(self) -> None:
         """After the pass's commit: the cleanups of the attempts it ended (each then commits its own mark)."""
         pending, self._to_clean = self._to_clean, []
         if pending:
             db.session.commit()  # ends a read begun since (on_finish's): no snapshot kept while logs are copied
-        for attempt_id, ref, backend in pending:
-            assert self.archive is not None  # only attempts ended with an archive are taken
-            attempt_cleanup.clean(attempt_id, ref, backend, self.archive)
+        for attempt_id, ref, backend, stop in pending:
+            attempt_cleanup.clean(attempt_id, ref, backend, self.archive, stop)
 
     def _disrupted(self, attempt: TaskRun, task: Task, backend: Backend, ref: JobRef, status: Status) -> None:
         """The machine ended the attempt (a replica killed, a pod evicted, a node lost): what is left of its

@@ -76,7 +76,7 @@ class RunController(Timers, BackendCalls, RunTokenSecrets):
         # Ended attempts whose outputs are on a Kubernetes claim, read after the pass's commit: the reader
         # pod takes seconds (minutes pulling its image), which must not hold the run's lock (cancels wait on it).
         self._claims_to_read: list[tuple[int, str, Backend]] = []
-        self._to_clean: list[tuple[int, JobRef, Backend]] = []
+        self._to_clean: list[tuple[int, JobRef, Backend, bool]] = []
         # Attempts created in this pass, (task id, attempt number): submitted once their rows are committed.
         self._created: set[tuple[int, int]] = set()
         # Rows this pass reads more than once (pipeline, project, templates), referenced so that the

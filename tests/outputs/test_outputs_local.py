@@ -102,8 +102,11 @@ def test_a_task_reads_its_upstream_output_by_reference(app, catalog, admin):
 
     with app.app_context():
         from myapp.outputs import store as outputs_store
+        from myapp.pipelines import outputs_cleanup
 
         folder = outputs_store.root() / db.session.get(Project, make_project).namespace / str(run_id)
     assert (folder / "make" / "1" / "data.csv").is_file()
     assert admin.delete(f"/api/v1/pipeline_run/{run_id}").status_code in (200, 204)
+    with app.app_context():
+        assert outputs_cleanup.remove_due() == 1  # the worker, after the commit (pipelines/outputs_cleanup.py)
     assert not folder.exists()  # a deleted run's outputs go with it
