@@ -6,6 +6,7 @@ PostgreSQL and Redis.
 """
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import sys
@@ -99,6 +100,21 @@ def env_flag(name: str, default: bool) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"{name}={value!r}: say true or false")
+
+
+def env_seconds(name: str, default: float) -> float:
+    """A duration in seconds from the environment: a finite number, 0 or more; a bad value stops the process at
+    start, naming the variable, rather than running with the default unsaid."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name}={raw!r}: must be a number of seconds, 0 or more (default {default:g})")
+    return value
 
 
 def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -230,6 +246,10 @@ def build_config(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         # The serving engine of Kubernetes clusters created without one: kserve (else deployments);
         # each cluster's own `serving_engine` decides (docs/serving.md "With KServe").
         "MYAPP_SERVING_KSERVE": env_flag("MYAPP_SERVING_KSERVE", False),
+        # Kubernetes claims the platform cannot mount are read by reader pods, at most once per this many seconds
+        # per running attempt's metrics.jsonl and per task's checkpoint folder (myapp/outputs/live.py).
+        "MYAPP_CLAIM_METRICS_SECONDS": env_seconds("MYAPP_CLAIM_METRICS_SECONDS", 10.0),
+        "MYAPP_CLAIM_CHECKPOINT_SECONDS": env_seconds("MYAPP_CLAIM_CHECKPOINT_SECONDS", 60.0),
     }
     config.update(overrides)
     return config

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import time
 from typing import Any, Protocol, runtime_checkable
+
+from flask import current_app
 
 from ..fs.beneath import Folder, Refused
 from ..models import TaskRun
@@ -32,8 +33,6 @@ from .store import MAX_METRICS_BYTES, on_claim, parse_metrics, root
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PACE_SECONDS = 10.0
-CHECKPOINT_PACE_SECONDS = 60.0
 LIVE_FOLDER = ".live"  # beside the run's attempts, as fetches' .fetch
 
 
@@ -52,12 +51,9 @@ class CheckpointReader(Protocol):
     def read_checkpoint(self, namespace: str, task_run_id: int, relative_dir: str) -> dict[str, Any] | None: ...
 
 
-def pace(variable: str = "MYAPP_CLAIM_METRICS_SECONDS", default: float = DEFAULT_PACE_SECONDS) -> float:
-    raw = os.environ.get(variable, "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else default
-    except ValueError:
-        return default
+def pace(setting: str = "MYAPP_CLAIM_METRICS_SECONDS") -> float:
+    """Seconds between two reads of one claim's file: read and checked at start (myapp/config.py)."""
+    return float(current_app.config[setting])
 
 
 def copy_name(attempt: TaskRun) -> str:
@@ -126,7 +122,7 @@ def last_checkpoint(namespace: str, task_run_id: int, relative_dir: str, backend
                 age = time.time() - outputs.stat(relative).st_mtime
             except FileNotFoundError:
                 age = math.inf
-            if age >= pace("MYAPP_CLAIM_CHECKPOINT_SECONDS", CHECKPOINT_PACE_SECONDS):
+            if age >= pace("MYAPP_CLAIM_CHECKPOINT_SECONDS"):
                 outputs.make_dirs(relative.rpartition("/")[0])
                 try:
                     outputs.write(relative, json.dumps(backend.read_checkpoint(namespace, task_run_id,

@@ -45,7 +45,7 @@ def test_the_borrower_that_just_checkpointed_on_the_claim_is_preempted_first(app
     from myapp.outputs import live
     from myapp.pipelines.controller import RunController
 
-    monkeypatch.setenv("MYAPP_CLAIM_CHECKPOINT_SECONDS", "0")  # read at every admission (60 s by default)
+    monkeypatch.setitem(app.config, "MYAPP_CLAIM_CHECKPOINT_SECONDS", 0.0)  # read at every admission (60 s by default)
     group, (owner, borrower) = make_group(app, 2000, [{"cpu_millicores": 2000}, None], kubernetes=True)
     with app.app_context():
         owner_name = db.session.get(Project, owner).name
@@ -88,13 +88,13 @@ def test_the_borrower_that_just_checkpointed_on_the_claim_is_preempted_first(app
 
     # At the default pace a task's folder is read once a minute, whoever asks: admission read the newer job's
     # just now, so neither these looks nor its new checkpoint start another reader within that minute.
-    monkeypatch.delenv("MYAPP_CLAIM_CHECKPOINT_SECONDS")
+    monkeypatch.setitem(app.config, "MYAPP_CLAIM_CHECKPOINT_SECONDS", 60.0)
     save_checkpoint(claim, f"{newer}/train", 2, time.time())
     before = len(double.readers.seen)
     with app.app_context():
         answers = [live.last_checkpoint(namespace, kept.id, f"{newer}/train", k8s_backend) for _ in range(3)]
     assert answers == [None, None, None] and len(double.readers.seen) == before
-    monkeypatch.setenv("MYAPP_CLAIM_CHECKPOINT_SECONDS", "0")
+    monkeypatch.setitem(app.config, "MYAPP_CLAIM_CHECKPOINT_SECONDS", 0.0)
     with app.app_context():
         assert live.last_checkpoint(namespace, kept.id, f"{newer}/train", k8s_backend)["step"] == 2
     assert len(double.readers.seen) == before + 1

@@ -20,9 +20,9 @@ CURVES = {0: [1.0, 0.8, 0.6], 1: [5.0, 4.0], 2: [0.9, 0.7, 0.5]}  # trial 1 is w
 
 
 @pytest.fixture()
-def claim(tmp_path, monkeypatch) -> Path:
+def claim(app, tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv("MYAPP_OUTPUTS_S3_BUCKET", raising=False)  # the claim is where outputs are
-    monkeypatch.setenv("MYAPP_CLAIM_METRICS_SECONDS", "0")  # read at every look (10 s by default)
+    monkeypatch.setitem(app.config, "MYAPP_CLAIM_METRICS_SECONDS", 0.0)  # read at every look (10 s by default)
     path = tmp_path / "claim"
     path.mkdir()
     return path
@@ -121,7 +121,7 @@ def test_trials_run_as_pytorchjobs_and_are_pruned_from_the_claims_metrics(app, c
 
     for number in (0, 1, 2):
         if number == 2:
-            monkeypatch.setenv("MYAPP_CLAIM_METRICS_SECONDS", "3600")
+            monkeypatch.setitem(app.config, "MYAPP_CLAIM_METRICS_SECONDS", 3600.0)
         trial(number)
     with app.app_context():
         experiment = db.session.get(Experiment, experiment_id)
