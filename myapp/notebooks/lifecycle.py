@@ -4,8 +4,9 @@ The web app stores intent (`Notebook.desired`: running, stopped, deleted) and en
 `myapp.notebook_reconcile`; a worker calls `reconcile()`, which renders the catalog's `notebook`
 template, puts the notebook's Jupyter token Secret, submits through the notebook's backend, polls
 until JupyterLab answers, and writes the state back. Every failure ends `failed` with the reason:
-a notebook is never left `pending` by an error. Stop and delete cancel the attempt and clean it up;
-the work folder (the `<name>-work` claim) is kept by a stop and removed by a delete.
+a notebook is never left `pending` by an error. Stop and delete cancel the attempt and clean it up after
+the commit that recorded the stop, never while the row is held (`_stop`); the work folder (the `<name>-work`
+claim) is kept by a stop and removed by a delete.
 """
 from __future__ import annotations
 
@@ -86,32 +87,22 @@ def reconcile(notebook_id: int, hooks: Hooks) -> NotebookState | None:
         db.session.commit()
         return None
     nb.requested_at = utcnow()  # being worked on: beat leaves it alone for a while (due())
-    if nb.desired == NotebookIntent.DELETED:
-        _stop(nb, hooks, remove_volumes=True)
-        db.session.delete(nb)
-        db.session.commit()
-        return None
-    if nb.desired == NotebookIntent.STOPPED:
-        if nb.state != S.STOPPED:
-            reason = nb.reason if nb.state == S.STOPPING and nb.reason else "stopped"
-            _stop(nb, hooks)
-            transition(nb, S.STOPPED, reason)
-        db.session.commit()
-        return nb.state
-    if nb.state == S.STOPPING:  # started again while it was stopping: finish the stop first
-        _stop(nb, hooks)
-        transition(nb, S.STOPPED, "stopped")
-        nb.attempt += 1
-        transition(nb, S.PENDING, "starting")
+    if nb.state == S.STOPPING or (nb.desired == NotebookIntent.STOPPED and nb.state != S.STOPPED) \
+            or nb.desired == NotebookIntent.DELETED:
+        nb = _stop(nb, hooks)
+        if nb is None:
+            return None
     if nb.state in (S.STOPPED, S.FAILED):
         db.session.commit()  # nothing asked to start it (a start moves it to pending first)
         return nb.state
     try:
         state = _advance(nb, hooks)
     except (BackendError, RenderError, StartError, OSError) as exc:
-        _fail(nb, hooks, f"cannot start: {exc}")
+        _fail(nb, f"cannot start: {exc}")
         state = nb.state
     db.session.commit()
+    if state == S.STOPPING:  # it failed: what it started is stopped now, after that commit
+        return reconcile(notebook_id, hooks)
     return state
 
 
@@ -134,7 +125,7 @@ def _advance(nb: Notebook, hooks: Hooks) -> NotebookState:
             _serving(nb, status)
             return nb.state
         if status.state in (JobState.FAILED, JobState.SUCCEEDED, JobState.CANCELLED):
-            _fail(nb, hooks, f"JupyterLab exited: {status.reason or status.state.value}")
+            _fail(nb, f"JupyterLab exited: {status.reason or status.state.value}")
             return nb.state
         waiting = (S.WAITING if status.state == JobState.WAITING
                    else S.PULLING if (status.reason or "").startswith(PULLING_IMAGE) else S.PENDING)
@@ -209,41 +200,77 @@ def fail_unexpectedly(notebook_id: int, exc: BaseException) -> None:
     db.session.commit()
 
 
-def _fail(nb: Notebook, hooks: Hooks, reason: str) -> None:
-    try:
-        _stop(nb, hooks)
-    except (BackendError, OSError) as exc:
-        reason = f"{reason}; cleanup failed: {exc}"
-    nb.state = S.FAILED  # from any state: the reason says what happened
+def _fail(nb: Notebook, reason: str) -> None:
+    """A start that cannot succeed: the notebook fails with the reason once what it started is stopped (reconcile
+    stops it after this commit; until then it is stopping, which beat's due() asks about again)."""
+    nb.job = {**(nb.job or {}), "failed": True}
+    nb.state = S.STOPPING  # from any state: the reason says what happened
     nb.reason = reason[:4000]
-    nb.started_at = None
 
 
-def _stop(nb: Notebook, hooks: Hooks, remove_volumes: bool = False) -> None:
-    """Cancel and clean up the running attempt (logs archived), drop its token Secret; with
-    `remove_volumes`, also the work folder. Idempotent."""
+def _stop(nb: Notebook, hooks: Hooks) -> Notebook | None:
+    """Stop the notebook's attempt: the stop is committed first (stopping, the job still named on the row: a
+    worker that dies now leaves it to beat's due()), then its job is cancelled and cleaned up (logs archived), its
+    token Secret dropped and, for a delete, its work folder removed, with no transaction open (a cancel waits out
+    the grace period); then the row, locked again, says so (stopped, failed, deleted: None, or pending again for a
+    start that came meanwhile). Idempotent."""
+    notebook_id, ref_data = nb.id, (nb.job or {}).get("ref")
+    if nb.state != S.STOPPING:
+        transition(nb, S.STOPPING, nb.reason if nb.desired == NotebookIntent.DELETED else "stopped")
     project = db.session.get(Project, nb.project_id)
-    backend = hooks.backend_for(nb.resource_group_id)
-    ref_data = (nb.job or {}).get("ref")
-    if ref_data:
-        ref = JobRef.from_dict(ref_data)
-        _keep_log(backend, ref, hooks.archive)
-        backend.cancel(ref)
-        keep = [o for o in ref.objects if o.kind != VOLUME_KIND]
-        backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, tuple(keep)), hooks.archive)
-    backend.delete_secret(project.namespace, token_secret_name(nb.name))
-    if remove_volumes:
-        volumes = tuple(o for o in ((ref_data and JobRef.from_dict(ref_data).objects) or ())
-                        if o.kind == VOLUME_KIND and o.name != OUTPUTS_VOLUME)  # the project's outputs stay
-        if not volumes:  # never started: the claim, if any, is named by rule
-            volumes = (work_claim(project.namespace, nb.name),)
-        if volumes:
-            primary = volumes[0]
-            backend.cleanup(JobRef(backend.name, project.namespace, nb.name, primary, volumes), hooks.archive)
+    work = {"resource_group_id": nb.resource_group_id, "namespace": project.namespace, "name": nb.name,
+            "ref": ref_data, "remove_volumes": nb.desired == NotebookIntent.DELETED}
+    db.session.commit()
+    _stop_job(work, hooks)
+    locked = _locked(notebook_id)
+    if locked is None:
+        db.session.commit()
+        return None
+    nb = locked
+    if (nb.job or {}).get("ref") != ref_data or nb.state != S.STOPPING:
+        return nb  # another worker finished this stop meanwhile (and may have started it again)
+    failed = bool((nb.job or {}).get("failed"))
     nb.job = {"last": ref_data} if ref_data else None  # its log stays readable (archived) until the next start
     nb.upstream = None
     nb.url = None
     nb.last_activity_at = None
+    if nb.desired == NotebookIntent.DELETED:
+        db.session.delete(nb)
+        db.session.commit()
+        return None
+    if nb.desired == NotebookIntent.STOPPED:
+        transition(nb, S.STOPPED, nb.reason or "stopped")
+    elif failed:
+        nb.state = S.FAILED
+        nb.started_at = None
+    else:  # started again while it was stopping: the stop is done, now the start
+        transition(nb, S.STOPPED, "stopped")
+        nb.attempt += 1
+        transition(nb, S.PENDING, "starting")
+    return nb
+
+
+def _stop_job(work: dict[str, Any], hooks: Hooks) -> None:
+    """The backend's part of a stop (no transaction open): cancel and clean up the attempt, its log archived, drop
+    its token Secret; with `remove_volumes`, also the work folder."""
+    backend = hooks.backend_for(work["resource_group_id"])
+    namespace = work["namespace"]
+    ref_data = work["ref"]
+    if ref_data:
+        ref = JobRef.from_dict(ref_data)
+        if hooks.archive is not None:
+            _keep_log(backend, ref, hooks.archive)
+        backend.cancel(ref)
+        keep = [o for o in ref.objects if o.kind != VOLUME_KIND]
+        backend.cleanup(JobRef(ref.backend, ref.namespace, ref.job_name, ref.primary, tuple(keep)), hooks.archive)
+    backend.delete_secret(namespace, token_secret_name(work["name"]))
+    if work["remove_volumes"]:
+        volumes = tuple(o for o in ((ref_data and JobRef.from_dict(ref_data).objects) or ())
+                        if o.kind == VOLUME_KIND and o.name != OUTPUTS_VOLUME)  # the project's outputs stay
+        if not volumes:  # never started: the claim, if any, is named by rule
+            volumes = (work_claim(namespace, work["name"]),)
+        primary = volumes[0]
+        backend.cleanup(JobRef(backend.name, namespace, work["name"], primary, volumes), hooks.archive)
 
 
 def _keep_log(backend: Backend, ref: JobRef, archive: Any) -> None:
