@@ -140,7 +140,8 @@ class Planner(ContainerEnv):
         elif kind in REPLICA_SPECS:
             policy = spec.get("runPolicy") or {}
             run.update(mode="training", backoff_limit=policy.get("backoffLimit"),
-                       active_deadline=policy.get("activeDeadlineSeconds") or None)
+                       active_deadline=policy.get("activeDeadlineSeconds") or None,
+                       elastic=_elastic_range(spec, groups) if kind == "PyTorchJob" else None)
         else:  # Deployment, Notebook: long-running, restarted forever
             run.update(mode="service", backoff_limit=None, active_deadline=None)
 
@@ -407,6 +408,23 @@ class Planner(ContainerEnv):
 def _object_ref(obj: Mapping[str, Any], namespace: str) -> ObjectRef:
     meta = obj["metadata"]
     return ObjectRef(obj.get("apiVersion", ""), obj["kind"], meta.get("namespace") or namespace, meta["name"])
+
+
+def _elastic_range(spec: Mapping[str, Any], groups: list[tuple[str, dict[str, Any], int, str]]
+                   ) -> dict[str, int] | None:
+    """A PyTorchJob's elasticPolicy as {min, max} replicas, defaulted as the operator does (one bound from the
+    other, both from the Workers' count), or None when it is not elastic (the supervisor: exits.py)."""
+    policy = spec.get("elasticPolicy")
+    if not isinstance(policy, Mapping):
+        return None
+    low: Any = policy.get("minReplicas")
+    high: Any = policy.get("maxReplicas")
+    if low is None and high is None:
+        low = high = next((count for rtype, _, count, _ in groups if rtype == "Worker"), 0)
+    low, high = (high if low is None else low), (low if high is None else high)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or not 0 <= low <= high:
+        raise InvalidManifest(f"elasticPolicy needs whole numbers 0 <= minReplicas <= maxReplicas, got {dict(policy)}")
+    return {"min": low, "max": high}
 
 
 def _success_replicas(kind: str, replicas: list[dict[str, Any]]) -> list[str]:

@@ -20,9 +20,10 @@
 Being a separate process, it outlives the worker that submitted the job: a restarted worker
 reads the same files and still answers status / logs / cancel.
 
-This module runs the job (starting, restarting and stopping replicas, GPUs, probes, the state file);
-``pump.py`` relays the replicas' output into their logs, ``replicas.py`` holds one replica's record and
-what its exit and probes mean, ``replica_metrics.py`` samples its processes into ``metrics.jsonl``.
+This module runs the job (starting and stopping replicas, GPUs, probes, the state file); ``exits.py`` answers
+a replica's end (restart, success, failure, a lost rank, an elastic gang going on without it), ``pump.py``
+relays the replicas' output into their logs, ``replicas.py`` holds one replica's record and what its exit
+code and probes mean, ``replica_metrics.py`` samples its processes into ``metrics.jsonl``.
 """
 from __future__ import annotations
 
@@ -37,14 +38,14 @@ from typing import Any
 
 import psutil
 
-from ..base import REPLICA_LOST
 from . import events
+from .exits import ReplicaExits
 from .gpu import GpuDevice, GpuPool, GpuSampler
 from .logfiles import ReplicaLog
-from .procs import ProcessId, become_subreaper, read_json, signal_group, terminate_groups, write_json
+from .procs import ProcessId, become_subreaper, read_json, terminate_groups, write_json
 from .pump import Pump
 from .replica_metrics import ReplicaMetrics
-from .replicas import FailedStart, Replica, container_exit_code, failure_reason, http_ok, killed, tcp_open
+from .replicas import FailedStart, Replica, container_exit_code, http_ok, tcp_open
 from .sandbox import wrap
 
 META = ".myapp"
@@ -53,7 +54,7 @@ SETTLE_SECONDS = 1.0
 METRICS_RETRY_SECONDS = 0.5
 
 
-class Supervisor(ReplicaMetrics):
+class Supervisor(ReplicaMetrics, ReplicaExits):
     def __init__(self, jobdir: Path):
         self.jobdir = Path(jobdir)
         self.meta = self.jobdir / META
@@ -81,6 +82,7 @@ class Supervisor(ReplicaMetrics):
         self.gpu_sampler: GpuSampler | None = None
         self.exit_code: int | None = None
         self.cause: str | None = None  # a replica of a training gang was killed (state.json "cause")
+        self.left: set[str] = set()  # replicas an elastic gang went on without (exits.py)
         self.owner = f"{self.spec['namespace']}/{self.spec['job_name']}"
         self.pool = GpuPool(Path(self.spec["gpu_pool"]),
                             [GpuDevice(**d) for d in self.spec["gpu"]["devices"]])
@@ -127,7 +129,7 @@ class Supervisor(ReplicaMetrics):
                         return "failed", fatal, replica.exit_code
             if replica.phase == "backoff" and now >= replica.next_start:
                 self.launch(replica)
-        leaders = [r for r in self.replicas if r.name in self.spec["success"]]
+        leaders = [r for r in self.replicas if r.name in self.spec["success"] and r.name not in self.left]
         if leaders and all(r.phase == "succeeded" for r in leaders):
             self.settle()
             return "succeeded", "", 0
@@ -210,71 +212,6 @@ class Supervisor(ReplicaMetrics):
             replica.ident = ProcessId(proc.pid, time.time())
         self.by_leader[proc.pid] = replica
         replica.phase = "running"
-
-    def on_exit(self, replica: Replica, code: int) -> str | None:
-        """A container ended: next init stage, restart, success or a fatal failure (returned)."""
-        code = container_exit_code(code)
-        container = replica.spec["containers"][replica.stage]
-        ran = time.time() - replica.started_at
-        self._forget_process(replica, code)
-        if container["init"] and code == 0:
-            replica.stage += 1
-            self.launch(replica)
-            return None
-        replica.last_line = self._last_line(replica)
-        if code == 0 and replica.spec["restart_policy"] != "Always":
-            replica.phase = "succeeded"
-            return None
-        retryable = self._retryable(replica, code)
-        if code != 0 and (not retryable or self._backoff_exhausted()):
-            replica.phase = "failed"
-            if self.mode == "training" and not retryable and (signum := killed(code)) is not None:
-                # A rank lost, not restarted in place (the platform's templates: Never): the rest would wait
-                # for it forever. The gang stops; the platform starts it again from its checkpoint.
-                self.cause = REPLICA_LOST
-                return f"{replica.name} was killed (signal {signum})"
-            return failure_reason(replica, code, limit_reached=retryable)
-        if code != 0:
-            self.failures += 1
-        self._schedule_restart(replica, container, code, ran)
-        return None
-
-    def _forget_process(self, replica: Replica, code: int) -> None:
-        if replica.ident is not None:
-            signal_group(replica.ident.pid, signal.SIGKILL)  # the container is gone: so is all it started
-            self.by_leader.pop(replica.ident.pid, None)
-        replica.proc, replica.ident = None, None
-        replica.exit_code = code
-
-    def _last_line(self, replica: Replica) -> str:
-        deadline = time.monotonic() + 1.0
-        while replica.log.open_streams and time.monotonic() < deadline:
-            time.sleep(0.005)  # let the pump relay the last lines before we quote them
-        return replica.log.last_line()
-
-    def _retryable(self, replica: Replica, code: int) -> bool:
-        """Would the replica's restart policy run it again after ``code``? (A Job replaces a failed pod.)"""
-        return {"Always": True, "OnFailure": code != 0, "ExitCode": code >= 128,
-                "Never": self.mode == "batch"}.get(replica.spec["restart_policy"], False)
-
-    def _backoff_exhausted(self) -> bool:
-        limit = self.spec.get("backoff_limit")
-        return limit is not None and self.failures >= limit
-
-    def _schedule_restart(self, replica: Replica, container: dict[str, Any], code: int, ran: float) -> None:
-        """Exponential delay, reset after a long enough run; a new pod runs its init containers again."""
-        replica.restarts += 1
-        if ran >= self.settings["backoff_reset"]:
-            replica.backoff_steps = 0
-        delay = min(self.settings["restart_delay"] * 2 ** replica.backoff_steps, self.settings["max_restart_delay"])
-        replica.backoff_steps += 1
-        replica.phase = "backoff"
-        replica.next_start = time.time() + delay
-        if replica.spec["restart_policy"] == "Never" or container["init"]:
-            replica.stage = 0
-        if self.mode == "service":
-            self.note = (f"CrashLoopBackOff: {replica.name} exited with code {code}, restart {replica.restarts} "
-                         f"in {delay:.1f} s" + (f": {replica.last_line}" if replica.last_line else ""))
 
     def settle(self) -> None:
         """The job succeeded: replicas still running (workers finishing in step with the master)

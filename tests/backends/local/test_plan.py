@@ -157,3 +157,23 @@ def test_plan_of_elastic_pytorch_runs_torchrun_at_the_masters_address(tmp_path):
         assert argv[argv.index("--max-restarts=3") + 1] == str(catalog / "pytorch-ddp" / "main.py")
         ports.add(env["MASTER_PORT"])
     assert len(ports) == 1  # one rendezvous for the gang
+    assert run["elastic"] == {"min": 1, "max": 3}  # the supervisor's floor for going on without a replica
+
+
+@pytest.mark.parametrize(("policy", "expected"), [
+    ({"minReplicas": 2}, {"min": 2, "max": 2}), ({"maxReplicas": 3}, {"min": 3, "max": 3}),
+    ({"rdzvBackend": "c10d"}, {"min": 2, "max": 2}),  # both from the Workers' count, as the operator does
+    (None, None)])
+def test_the_plan_keeps_the_elastic_range_as_the_operator_defaults_it(tmp_path, policy, expected):
+    manifests = render_template("pytorch-ddp", {"workers": 2})
+    if policy is not None:
+        workload(manifests)["spec"]["elasticPolicy"] = policy
+    _, run = planner(tmp_path).plan(manifests)
+    assert run["elastic"] == expected
+
+
+def test_an_elastic_range_upside_down_is_refused_naming_it(tmp_path):
+    manifests = render_template("pytorch-ddp", {"workers": 2})
+    workload(manifests)["spec"]["elasticPolicy"] = {"minReplicas": 3, "maxReplicas": 2}
+    with pytest.raises(BackendError, match="minReplicas <= maxReplicas"):
+        planner(tmp_path).plan(manifests)
