@@ -131,6 +131,17 @@ class PlatformSecurityManager(SecurityManager):
         self._builtin_answers = {}
         super().__init__(appbuilder)
 
+    def register_views(self) -> None:
+        """Only the token login API (scripts) and the form login with its POST logout. Users, roles, passwords
+        and profiles are the users API's and the UI's, where the password policy holds and a reset ends every
+        session and token; FAB's own pages for them (/users/, /roles/, /resetmypassword/, ...) were a second way
+        around both, rendered with a navbar whose logout link is a GET."""
+        self.appbuilder.add_api(self.security_api)
+        self.auth_view = self.authdbview()
+        self.appbuilder.add_view_no_menu(self.auth_view)
+        if self.is_auth_limited:  # after add_view: the blueprint exists only then
+            self.limiter.limit(self.auth_rate_limit, methods=["POST"])(self.auth_view.blueprint)
+
     def is_admin(self, user) -> bool:
         return bool(user) and any(role.name == ADMIN_ROLE for role in user.roles)
 

@@ -264,3 +264,23 @@ def test_the_process_cap_leaves_threads_for_other_requests():
     assert process_cap({"MYAPP_WEB_THREADS": 128}) == 112
     assert process_cap({"MYAPP_WEB_THREADS": 16}) == 8
     assert process_cap({"MYAPP_WEB_THREADS": 128, "MYAPP_STREAMS_PER_PROCESS": 5}) == 5
+
+
+
+FAB_PAGES = ("/users/list/", "/users/add", "/roles/list/", "/groups/list/", "/permissions/list/", "/viewmenus/list/",
+             "/permissionviews/list/", "/resetmypassword/form", "/resetpassword/form", "/userinfoeditview/form",
+             "/users/userinfo/", "/userstatschartview/chart/")
+
+
+def test_users_and_passwords_have_one_way_in_the_api(app, make_user):
+    """FAB's own pages for users, roles and passwords are not served: through them an admin set the password
+    "a" past the password policy, and their navbar's logout link was a GET (405)."""
+    admin = make_user(admin=True)
+    browser, resp = session_login(app, admin.username, admin.password)
+    assert resp.status_code == 200
+    for path in FAB_PAGES:
+        assert browser.get(path).status_code == 404, path
+        assert browser.post(path, data={"password": "a", "conf_password": "a"},
+                            headers={"X-CSRFToken": csrf_of(browser)}).status_code == 404, path
+    assert login_token(app.test_client(), admin.username, admin.password)  # the password is as it was
+    assert browser.get("/login/").status_code == 302  # the form login stays (signed in: on to the UI)
