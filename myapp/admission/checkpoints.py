@@ -51,15 +51,28 @@ def with_checkpoint_times(snap: Snapshot, backend: Backend) -> None:
 
 def resumes(backend: Backend | None, entry: Entry, started: dt.datetime | None, now: dt.datetime) -> str:
     """Where the stopped attempt's task starts again, and the work lost: "resumes from epoch 6 (12 s of work
-    since that checkpoint lost)", "starts over (no checkpoint yet; 40 s of work lost)"."""
+    since that checkpoint lost)", "starts over (no checkpoint yet; 40 s of work lost)". Locally the folder is read
+    once the stopped job has ended (the local cancel waits for it), so what it saved on SIGTERM (myapp.checkpoint
+    Stop) is the checkpoint named. A claim's answer was read before the stop (a reader pod, at most
+    MYAPP_CLAIM_CHECKPOINT_SECONDS old) while the job may still save on SIGTERM: "resumes from epoch 6, or from
+    the checkpoint it saves on the stop (at most 12 s of work since epoch 6 lost)"."""
     manifest = newest(backend, entry) if backend is not None else None
     begun = aware(started).timestamp() if started is not None else now.timestamp()
+    stop_unseen = entry.checkpoints and isinstance(backend, live.CheckpointReader) \
+        and getattr(backend, "last_checkpoint", None) is None
     if manifest is None:
         lost = max(now.timestamp() - begun, 0.0)
+        if stop_unseen:
+            return f"starts over unless it saves a checkpoint on the stop (none read yet; at most {lost:.0f} s of " \
+                   f"work lost)"
         why = "no checkpoint yet" if entry.checkpoints else "it keeps no checkpoints"
         return f"starts over ({why}; {lost:.0f} s of work lost)"
     lost = max(now.timestamp() - max(float(manifest["saved_at"]), begun), 0.0)
-    return f"resumes from {manifest['unit']} {manifest['step']} ({lost:.0f} s of work since that checkpoint lost)"
+    kept = f"{manifest['unit']} {manifest['step']}"
+    if stop_unseen:
+        return f"resumes from {kept}, or from the checkpoint it saves on the stop (at most {lost:.0f} s of work " \
+               f"since {kept} lost)"
+    return f"resumes from {kept} ({lost:.0f} s of work since that checkpoint lost)"
 
 
 def resumes_after_stop(attempt_id: int, backend: Backend) -> str | None:

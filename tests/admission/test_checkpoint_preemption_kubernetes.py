@@ -80,7 +80,9 @@ def test_the_borrower_that_just_checkpointed_on_the_claim_is_preempted_first(app
     (stopped,), (kept,) = rows(app, older), rows(app, newer)
     assert (stopped.state.value, kept.state.value) == ("cancelled", "running")
     assert f"for project {owner_name}'s quota" in stopped.reason, stopped.reason
-    assert "the task resumes from epoch 6 (0 s of work since that checkpoint lost)" in stopped.reason, stopped.reason
+    # Read before the stop: what the job saves on SIGTERM (myapp.checkpoint.Stop) may come after it.
+    assert "the task resumes from epoch 6, or from the checkpoint it saves on the stop (at most 0 s of work since " \
+           "epoch 6 lost)" in stopped.reason, stopped.reason
     readers = [p for p in double.readers.seen if p["metadata"]["labels"].get("myapp.io/outputs-fetch") == "checkpoint"]
     assert readers and {p["metadata"]["namespace"] for p in readers} == {namespace}
     assert [p for p in double.list("v1", "Pod", namespace)
@@ -98,3 +100,44 @@ def test_the_borrower_that_just_checkpointed_on_the_claim_is_preempted_first(app
     with app.app_context():
         assert live.last_checkpoint(namespace, kept.id, f"{newer}/train", k8s_backend)["step"] == 2
     assert len(double.readers.seen) == before + 1
+
+
+def test_what_a_stopped_attempt_keeps_is_said_alike_locally_and_on_kubernetes(app, double, k8s_backend, tmp_path,
+                                                                              monkeypatch):
+    """Locally the folder is read once the stopped job has ended, so its save on SIGTERM is the checkpoint named;
+    a claim is read before the stop, so the message names the last checkpoint read and the save still to come."""
+    import datetime as dt
+
+    from myapp.admission.checkpoints import resumes
+    from myapp.admission.group_state import Entry
+    from myapp.admission.usage import Amount
+    from myapp.backends.local import LocalBackend
+    from myapp.models import TaskState
+    from tests.support import unique
+
+    monkeypatch.setitem(app.config, "MYAPP_CLAIM_CHECKPOINT_SECONDS", 0.0)
+    namespace, now = unique("ns"), dt.datetime.now(dt.UTC)
+    entry = Entry(attempt_id=7, run_id=70, project_id=1, task_id=1, state=TaskState.RUNNING, amount=Amount(),
+                  created_at=now, started_at=now - dt.timedelta(seconds=20), placement=None, preemptions=0,
+                  checkpoints=True, task_name="train", namespace=namespace)
+    local = LocalBackend(tmp_path / "jobs")
+    claim = tmp_path / "claim"
+    double.checkpoint_claims[namespace] = claim
+
+    def said(backend):
+        with app.app_context():
+            return resumes(backend, entry, entry.started_at, now)
+
+    assert said(local) == "starts over (no checkpoint yet; 20 s of work lost)"
+    assert said(k8s_backend) == "starts over unless it saves a checkpoint on the stop (none read yet; at most 20 s " \
+                                "of work lost)"
+    for folder in (local.checkpoints_dir(namespace), claim):
+        save_checkpoint(folder, "70/train", 6, now.timestamp() - 5)
+    assert said(local) == "resumes from epoch 6 (5 s of work since that checkpoint lost)"
+    assert said(k8s_backend) == "resumes from epoch 6, or from the checkpoint it saves on the stop (at most 5 s of " \
+                                "work since epoch 6 lost)"
+    save_checkpoint(local.checkpoints_dir(namespace), "70/train", 7, now.timestamp())  # saved on SIGTERM
+    assert said(local) == "resumes from epoch 7 (0 s of work since that checkpoint lost)"
+    # A job that keeps no checkpoints starts over wherever it runs.
+    entry.checkpoints = False
+    assert said(k8s_backend) == said(local) == "starts over (it keeps no checkpoints; 20 s of work lost)"
