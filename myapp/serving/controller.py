@@ -379,6 +379,11 @@ class ServingController:
                 self._stop(p, key, ref)
 
     def _stop(self, p: Pass, key: str, ref: JobRef) -> None:
+        """Stop and remove one job, then forget its key. The pass's writes are committed first: the calls take
+        seconds (a cancel waits out a grace period, a cleanup archives logs) and must not hold the service's
+        row; the key stays stored until the job is gone, so a worker that dies meanwhile leaves it to the next
+        pass."""
+        db.session.commit()
         try:
             p.backend.cancel(ref)
             if self.archive is not None:
@@ -394,8 +399,12 @@ class ServingController:
         service = p.service
         if service.deleting:
             if not service.jobs:
-                p.backend.delete_secret(p.spec.namespace, manifests.router_secret(service.id))
-                db.session.delete(service)
+                service_id = service.id
+                db.session.commit()  # no row held while the backend deletes; a worker dying here leaves it to beat
+                p.backend.delete_secret(p.spec.namespace, manifests.router_secret(service_id))
+                gone = db.session.get(InferenceService, service_id)
+                if gone is not None:
+                    db.session.delete(gone)
                 return True
             service.reason = "deleting: " + ("; ".join(p.problems) or "stopping the servers")
             service.next_check_at = utcnow() + CONVERGING_CHECK
