@@ -273,13 +273,16 @@ def _kaniko(build: ImageBuild, log: LogWriter, poll_seconds: float, sleep: Calla
         build.backend_ref = ref.as_dict()
         db.session.commit()
         log(f"submitted Kaniko Job {ref.namespace}/{ref.primary.name}")
-    ref = JobRef.from_dict(build.backend_ref)
+    ref, build_id = JobRef.from_dict(build.backend_ref), build.id
     timeout = float(current_app.config.get("MYAPP_ENV_BUILD_TIMEOUT") or 1800)
-    state = _follow(backend, ref, log, time.monotonic() + timeout, poll_seconds, sleep)
-    _cleanup(backend, ref, namespace, build.id, log)  # (a worker lost mid-build: the next drive gets here)
+    db.session.commit()  # no transaction open while the Job runs, nor while it is cancelled and removed
+    try:
+        state = _follow(backend, ref, log, time.monotonic() + timeout, poll_seconds, sleep)
+    finally:  # ended, timed out (cancelled) or broken: the Job and its registry Secret go either way
+        _cleanup(backend, ref, namespace, build_id, log)  # (a worker lost mid-build: the next drive gets here)
     if state.state != JobState.SUCCEEDED:
         raise Failed(f"the Kaniko build {state.state.value}: {state.reason or 'see the log'}\n{log.tail()}".strip())
-    build = db.session.get(ImageBuild, build.id)
+    build = db.session.get(ImageBuild, build_id)
     return _register(build, None)
 
 
