@@ -16,6 +16,7 @@ from flask.cli import FlaskGroup, with_appcontext
 from .app import create_app
 from .errors import DomainError
 from .experiments.cli import experiment_group
+from .host import platform_user
 from .pipelines.cli import login_command, model_group, pipeline_group, run_group, service_group
 from .rendering.cli import render_command
 from .scheduler.cli import simulate_command
@@ -193,6 +194,29 @@ def _say_job_isolation() -> None:
         click.echo(f"{isolation.reason[0].upper()}{isolation.reason[1:]}.")
 
 
+def _platform_user() -> platform_user.PlatformUser | None:
+    """Started as root: web, worker, beat and the notebook proxy run as the platform user, with MYAPP_HOME
+    theirs; said in one line. None: not root, the admin keeps root, or this kernel cannot (said, in red)."""
+    from .config import instance_path
+
+    try:
+        platform = platform_user.prepare(instance_path())
+    except (platform_user.PlatformUserError, OSError) as exc:
+        click.secho(f"Web, worker and beat run as root: {exc}.", fg="red", bold=True, err=True)
+        return None
+    if platform is None:
+        return None
+    tried = subprocess.run(platform.command(["true"], []), capture_output=True, text=True, timeout=60)
+    if tried.returncode != 0:
+        why = (tried.stderr.strip().splitlines() or [f"exit code {tried.returncode}"])[-1]
+        click.secho(f"Web, worker and beat run as root: no user namespace for {platform.name} here ({why}); "
+                    f"{platform_user.USER_VAR}=root says that is meant.", fg="red", bold=True, err=True)
+        return None
+    click.echo(f"Web, worker and beat run as {platform.name} (uid {platform.uid}), not root: in a user namespace "
+               "holding only their own and the projects' uids.")
+    return platform
+
+
 @main.group(invoke_without_command=True)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True)
@@ -232,6 +256,10 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
         "notebook proxy": [sys.executable, "-m", "myapp.notebooks.proxy", "--web", f"http://{local_host}:{port}",
                            "--host", host, "--port", str(notebook_port)],
     }
+    platform = _platform_user()
+    if platform is not None:  # each as the platform user, in its own user namespace (myapp/host/launch.py)
+        reach = platform_user.reach(platform.home)
+        commands = {name: platform.command(cmd, reach) for name, cmd in commands.items()}
     procs: list[subprocess.Popen] = []
     stopping = False
 

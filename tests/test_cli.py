@@ -1,6 +1,7 @@
 """The CLI as a new user runs it: `myapp init` then `myapp run`, and Ctrl-C stops everything."""
 from __future__ import annotations
 
+import pwd
 import re
 import signal
 import subprocess
@@ -41,6 +42,10 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         wait_until(lambda: healthy(base), timeout=90, interval=0.5, what=f"the platform to answer {base}/health")
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 3  # web, worker, beat
+        # Started as root, they run as the platform user (myapp/host/launch.py): not one of them is root.
+        platform = [c for c in children if {"gunicorn", "celery", "myapp.notebooks.proxy"} & set(c.cmdline())
+                    and "myapp.host.launch" not in c.cmdline()]  # the launchers map the namespace, then wait
+        assert len(platform) >= 4 and {c.uids().real for c in platform} == {pwd.getpwnam("myapp").pw_uid}
         token = requests.post(f"{base}/api/v1/security/login", timeout=10, json={
             "username": "admin", "password": password, "provider": "db"}).json()["access_token"]
         auth = {"Authorization": f"Bearer {token}"}
@@ -65,6 +70,7 @@ def test_init_then_run_then_ctrl_c(tmp_path, platform_env):
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
         assert "stopped web, worker and beat" in out
+        assert "Web, worker and beat run as myapp" in out and "superuser privileges" not in out  # no Celery warning
         assert f"The platform is running at {base}/" in out  # said once the web answers, however long that takes
         assert "Booting worker" not in out  # gunicorn's info lines are not the platform's (MYAPP_LOG_LEVEL=info)
         assert "No hostname was supplied" not in out  # the embedded broker is a file (myapp/shared/broker.py)

@@ -74,7 +74,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "celery_app": {"config", "extensions", "shared", "tasks"},
     "tasks": {"admission", "backends", "experiments", "extensions", "images", "models", "notebooks", "outputs",
               "pipelines", "serving", "shared"},
-    "cli": {"api", "app", "backends", "errors", "experiments", "models", "pipelines", "rendering", "scheduler",
+    "cli": {"api", "app", "backends", "errors", "experiments", "host", "models", "pipelines", "rendering", "scheduler",
             "setup_data"},
     "setup_data": {"admission", "auth", "backends", "experiments", "extensions", "fs", "images", "models",
                    "pipelines"},
@@ -105,6 +105,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "api": {"admission", "app", "auth", "errors", "experiments", "extensions", "images", "inputs", "models",
             "notebooks", "outputs", "pipelines", "projects", "rendering", "scheduler", "serving", "shared"},
     "web": {"api", "auth", "errors", "extensions", "models", "notebooks"},
+    "host": {"backends"},  # the platform user and its namespace (the projects' uid range is the sandbox's)
 }
 
 

@@ -104,7 +104,7 @@ def _detect() -> Isolation:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Isolation(UNAVAILABLE, f"local jobs cannot run isolated: bubblewrap (bwrap) is not installed; {advice}")
-    mode = UID if os.geteuid() == 0 else USERNS
+    mode = UID if os.geteuid() == 0 or in_platform_namespace() else USERNS
     tools = [shutil.which(name) for name in ("env", "setpriv")] if mode == UID else [shutil.which("env")]
     if None in tools:
         return Isolation(UNAVAILABLE, "local jobs cannot run isolated: setpriv and env (util-linux, coreutils) "
@@ -127,6 +127,26 @@ def _detect() -> Isolation:
     return Isolation(USERNS, f"local jobs run isolated: bubblewrap (private processes and files) as "
                              f"{_user_name(os.geteuid())}, the platform's own user; run the platform as root for "
                              "one uid per project", bwrap)
+
+
+def in_platform_namespace() -> bool:
+    """Running as the platform user in its own user namespace (myapp/host/launch.py): not root, but holding
+    CAP_SETUID and CAP_SETGID there, with the namespace's root and the projects' uids mapped. Sandboxes then
+    start as the namespace's root (bwrap refuses capabilities without uid 0), which maps to a spare host uid."""
+    if os.geteuid() == 0:
+        return False
+    try:
+        caps = int(Path("/proc/self/status").read_text().split("CapEff:")[1].split()[0], 16)
+        ranges = [tuple(int(n) for n in line.split()) for line in Path("/proc/self/uid_map").read_text().splitlines()]
+    except (OSError, IndexError, ValueError):
+        return False
+    setuid_and_setgid = (1 << 7) | (1 << 6)
+
+    def mapped(uid: int, count: int = 1) -> bool:
+        return any(inside <= uid and uid + count <= inside + length for inside, _outside, length in ranges)
+
+    return caps & setuid_and_setgid == setuid_and_setgid and mapped(0) and mapped(uid_base(), uid_count()) \
+        and not any(inside == 0 and outside == 0 for inside, outside, _length in ranges)
 
 
 def _user_name(uid: int) -> str:
@@ -268,7 +288,8 @@ def _config(mode: str, bwrap: str, uid: int | None, view: _View,
             hosts: dict[str, Path] | None = None) -> dict[str, Any]:
     return {"mode": mode, "bwrap": bwrap, "uid": uid, "args": _base_args(mode) + view.finish(),
             "hosts": {name: str(path) for name, path in (hosts or {}).items()},
-            "env": shutil.which("env") or "/usr/bin/env", "setpriv": shutil.which("setpriv") or "/usr/bin/setpriv"}
+            "env": shutil.which("env") or "/usr/bin/env", "setpriv": shutil.which("setpriv") or "/usr/bin/setpriv",
+            "as_root": mode == UID and in_platform_namespace()}
 
 
 def _base_args(mode: str) -> list[str]:
@@ -297,7 +318,10 @@ def wrap(config: dict[str, Any], argv: list[str], hostname: str, gpus: bool) -> 
     disposition back (``env --default-signal``). When the job's main process exits, bwrap exits
     and the sandbox's PID namespace dies with everything left in it.
     """
-    cmd = [config["env"], "--ignore-signal=TERM", config["bwrap"], *config["args"]]
+    cmd = [config["env"], "--ignore-signal=TERM"]
+    if config.get("as_root"):  # the platform's user namespace: bwrap as its root, the job then as its project's uid
+        cmd += [config["setpriv"], "--reuid=0", "--regid=0", "--clear-groups", "--"]
+    cmd += [config["bwrap"], *config["args"]]
     hosts = config.get("hosts", {}).get(hostname)  # a spec written before per-pod hosts files has none
     if hosts is not None:
         cmd += ["--ro-bind", hosts, "/etc/hosts"]
