@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..backends.local.sandbox import UID_BASE, uid_base, uid_count
+from ..backends.local.sandbox import UID_BASE, has_account, uid_base, uid_count
 
 USER_VAR = "MYAPP_PLATFORM_USER"
 DEFAULT_USER = "myapp"
@@ -80,7 +80,7 @@ def prepare(home: Path) -> PlatformUser | None:
     if account.pw_uid == 0:
         raise PlatformUserError(f"{USER_VAR}={name} is root; name an unprivileged user, or set {USER_VAR}=root")
     base, count = uid_base(), uid_count()
-    if base <= account.pw_uid < base + count or base - 1 in (account.pw_uid, 0) or _has_account(base - 1):
+    if base <= account.pw_uid < base + count or base - 1 in (account.pw_uid, 0) or has_account(base - 1):
         raise PlatformUserError(f"user {name} (uid {account.pw_uid}) or uid {base - 1} clashes with the projects' "
                                 f"uids from {base} ({UID_BASE})")
     hand_over(home, account)
@@ -119,11 +119,3 @@ def hand_over(home: Path, account: pwd.struct_passwd) -> int:
             os.chown(name, account.pw_uid, account.pw_gid, dir_fd=folder, follow_symlinks=False)
             changed += 1
     return changed
-
-
-def _has_account(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        return False

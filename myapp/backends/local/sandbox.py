@@ -178,7 +178,7 @@ def project_uid(table: Path, namespace: str) -> int:
             return uids[namespace]
         taken = set(uids.values())
         for uid in range(base, base + count):
-            if uid in taken or _has_account(uid):
+            if uid in taken or has_account(uid):
                 continue
             uids[namespace] = uid
             tmp = table.with_name(f".{table.name}.{os.getpid()}.tmp")
@@ -188,7 +188,7 @@ def project_uid(table: Path, namespace: str) -> int:
     raise BackendError(f"no free job uid left in {base}..{base + count - 1} ({UID_BASE}, {UID_COUNT})")
 
 
-def _has_account(uid: int) -> bool:
+def has_account(uid: int) -> bool:
     try:
         pwd.getpwuid(uid)
         return True
