@@ -8,6 +8,7 @@ import base64
 import contextlib
 import hashlib
 import io
+import logging
 import os
 import re
 import socket
@@ -39,6 +40,23 @@ def wait_until(predicate: Callable[[], T], *, what: str | Callable[[], str], tim
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what() if callable(what) else what}")
         time.sleep(interval)
+
+
+@contextlib.contextmanager
+def in_process_worker(celery: Any, **options: Any) -> Iterator[Any]:
+    """A Celery worker in this process (celery.contrib.testing's ``start_worker``), the root logger left as it
+    was: the worker's logging setup sets it to its loglevel (ERROR) and swaps its handlers for the rest of the
+    process, and a later test there would see no warning at all (``caplog`` empty, whichever test ran first)."""
+    from celery.contrib.testing.worker import start_worker
+
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        with start_worker(celery, **options) as worker:
+            yield worker
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
 
 
 def in_thread(fn: Callable[..., Any], *args: Any) -> tuple[threading.Thread, list[Any]]:

@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
-from tests.support import REDIS_TEST_URL, wait_until
+from tests.support import REDIS_TEST_URL, in_process_worker, wait_until
 from tests.world import build_catalog, created
 
 pytestmark = pytest.mark.backends
@@ -15,8 +15,6 @@ pytestmark = pytest.mark.backends
 
 @pytest.fixture(params=["embedded", "redis"])
 def celery_worker(request, app, tmp_path):
-    from celery.contrib.testing.worker import start_worker
-
     from myapp.celery_app import make_celery
     from myapp.config import celery_settings
 
@@ -28,7 +26,7 @@ def celery_worker(request, app, tmp_path):
     celery = make_celery(app, celery_settings(tmp_path, redis_url), default=False)
     celery.loader.import_module("celery.contrib.testing.tasks")
     celery.loader.import_default_modules()
-    with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
+    with in_process_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
         yield celery
 
 
@@ -44,6 +42,22 @@ def test_task_runs_in_app_context_and_writes_sql(app, celery_worker):
     with app.app_context():
         row = db.session.scalar(sa.select(WorkerHeartbeat).filter_by(hostname=host))
         assert row.beats == 2
+
+
+@pytest.mark.slow  # starts a Celery worker
+def test_a_worker_in_the_tests_process_leaves_later_tests_their_warnings(app, tmp_path, caplog):
+    """Celery's logging setup would leave the root logger at the worker's ERROR level for the rest of the process:
+    a later test there saw no warning (tests/outputs/test_outputs_claim.py's failed reader, after this module)."""
+    import logging
+
+    from myapp.celery_app import make_celery
+    from myapp.config import celery_settings
+
+    celery = make_celery(app, celery_settings(tmp_path, None), default=False)
+    with in_process_worker(celery, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+        pass
+    logging.getLogger("myapp.outputs.store").warning("outputs of task run 1 not copied from the claim")
+    assert "not copied from the claim" in caplog.text
 
 
 def test_broker_selection_follows_redis_url(tmp_path):
@@ -153,8 +167,6 @@ def test_worker_reconciles_a_run(app, celery_worker, fake_default_backend, catal
 @pytest.mark.slow  # starts a Celery worker
 def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, fake_default_backend):
     """Web stores intent and enqueues on the app's own (embedded) broker; a worker picks it up."""
-    from celery.contrib.testing.worker import start_worker
-
     cat = build_catalog(admin)
     project = created(user.post("/api/v1/project/", json={"name": f"p{uuid.uuid4().hex[:6]}"}))
     pipe = created(user.post("/api/v1/pipeline/", json={"project_id": project["id"], "name": "p"}))
@@ -165,7 +177,7 @@ def test_run_created_through_the_api_is_driven_by_the_worker(app, user, admin, f
     # The app (and its broker) outlive this test: earlier tests' requests for their own runs, never
     # consumed for want of a worker, would come first and eat this test's time.
     assert celery.control.purge() >= 0
-    with start_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
+    with in_process_worker(celery, pool="solo", perform_ping_check=True, shutdown_timeout=30):
         run = created(user.post("/api/v1/pipeline_run/", json={"pipeline_id": pipe["id"]}))
         state = wait_until(lambda: (s := user.get(f"/api/v1/pipeline_run/{run['id']}").get_json()["state"])
                            in ("succeeded", "failed") and s, timeout=30, interval=0.1,

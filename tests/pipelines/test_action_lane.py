@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from tests.pipelines.support import make_pipeline
-from tests.support import unique, wait_until
+from tests.support import in_process_worker, unique, wait_until
 
 pytestmark = pytest.mark.backends
 
@@ -24,8 +24,6 @@ def _state(app, run_id: int) -> str:
 
 @pytest.mark.slow  # starts a Celery worker
 def test_a_cancel_passes_a_busy_pool(app, catalog, tmp_path):
-    from celery.contrib.testing.worker import start_worker
-
     from myapp.celery_app import make_celery
     from myapp.config import ACTIONS_QUEUE, BACKGROUND_QUEUE, celery_settings
 
@@ -41,7 +39,7 @@ def test_a_cancel_passes_a_busy_pool(app, catalog, tmp_path):
         busy.set()
         release.wait(30)
 
-    with start_worker(celery, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=30):
+    with in_process_worker(celery, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=30):
         try:
             celery.send_task(hold, queue=BACKGROUND_QUEUE)
             wait_until(busy.is_set, what="the pool's one thread held")

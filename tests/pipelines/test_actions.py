@@ -9,7 +9,7 @@ import pytest
 
 from tests.fake_backend import FakeBackend
 from tests.pipelines.support import drive, make_pipeline, task_states
-from tests.support import unique, wait_until
+from tests.support import in_process_worker, unique, wait_until
 from tests.world import build_catalog, created
 
 
@@ -104,8 +104,6 @@ def hook_server():
 
 @pytest.mark.slow  # starts a Celery worker
 def test_webhook_on_finish_with_retries(app, catalog, hook_server, tmp_path):
-    from celery.contrib.testing.worker import start_worker
-
     from myapp.celery_app import make_celery
     from myapp.config import celery_settings
     from myapp.extensions import db
@@ -120,7 +118,7 @@ def test_webhook_on_finish_with_retries(app, catalog, hook_server, tmp_path):
     celery = make_celery(app, celery_settings(tmp_path, None), default=False)
     celery.loader.import_default_modules()
     results = []
-    with start_worker(celery, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+    with in_process_worker(celery, pool="solo", perform_ping_check=False, shutdown_timeout=30):
         backend = FakeBackend()
         notify = celery.send_task
         controller = RunController(lambda task: backend,
