@@ -81,6 +81,7 @@ def clean_table(app):
         db.session.commit()
 
 
+@pytest.mark.slow  # real local jobs
 def test_a_deleted_pipeline_takes_its_runs_outputs_on_this_machine_and_leaves_another_pipelines(
         app, catalog, admin, sent, clean_table):
     from myapp.backends.local import LocalBackend
