@@ -24,6 +24,11 @@ consistent state and exits with ``STOPPED`` instead of dying mid-step and losing
     for epoch in ...:
         for batch in ...:
             if stop.requested: break             # then save what is whole and sys.exit(STOPPED)
+
+Ranks stop together: ``stop.agreed(any_rank)`` asks every rank at the same step through the framework's own
+all-reduce of the flag (``any_rank``: pytorch-ddp's ``dist.all_reduce`` with MAX, horovod's ``hvd.allreduce``,
+xgboost's ``collective.allreduce``), so one stopped rank stops all at one step instead of leaving the others
+waiting in the next step's collective for a rank that left.
 """
 from __future__ import annotations
 
@@ -60,6 +65,13 @@ class Stop:
 
     def _on_signal(self, _signum: int, _frame: Any) -> None:
         self.requested = True
+
+    def agreed(self, any_rank: Callable[[int], int] | None = None) -> bool:
+        """Whether the job stops at this step: any rank's flag through ``any_rank`` (an all-reduce of this
+        rank's 0 or 1 that answers non-zero when any rank gave 1; every rank must ask at the same steps),
+        or this process's alone without it (a single process, or one that alone decides, as a TF chief)."""
+        flag = int(self.requested)
+        return bool(any_rank(flag)) if any_rank is not None else bool(flag)
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds``, less once stopped (polled: an Event set from a handler can deadlock):

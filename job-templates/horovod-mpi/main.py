@@ -3,11 +3,16 @@
 Each MPI rank trains on its shard; hvd.DistributedOptimizer all-reduces gradients.
 Rank 0 prints the test accuracy and saves the model. After every epoch rank 0 saves the model and
 optimizer state to MYAPP_CHECKPOINT_DIR (myapp.checkpoint, atomically); a later attempt of the task resumes
-after the newest complete one (docs/checkpoints.md).
+after the newest complete one (docs/checkpoints.md). A stop (SIGTERM to any rank, then SIGKILL after the grace
+period) ends the step every rank is in: before each step the ranks agree by an allreduce of the flag, an epoch
+whose steps are all done is saved at once, one cut short is dropped, and every rank exits with 143
+(myapp.checkpoint.STOPPED). --epoch-seconds slows each epoch down to at least that long.
 """
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from pathlib import Path
 
 import horovod.torch as hvd
@@ -16,7 +21,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from torch import nn
 
-from myapp.checkpoint import load_latest, save  # the job SDK, in the image beside this file (docs/checkpoints.md)
+from myapp.checkpoint import STOPPED, Stop, load_latest, save  # the job SDK, beside this file (docs/checkpoints.md)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -25,11 +30,21 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--output-path", default="/mnt/output/horovod-model.pt")
+    parser.add_argument("--epoch-seconds", type=float, default=0.0,
+                        help="make each epoch last at least this long (0: as fast as it trains)")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> None:
+def any_rank(flag: int) -> int:
+    """Every rank's stop flag, summed by one allreduce: the ranks stop together, since each step's gradients
+    need every rank (``Stop.agreed``)."""
+    return int(hvd.allreduce(torch.tensor([flag]), op=hvd.Sum, name="stop").item())
+
+
+def main(argv: list[str] | None = None) -> float | None:
+    """Train; the test accuracy on rank 0 (0.0 on the others), or None when stopped (SIGTERM) before the end."""
     args = parse_args(argv)
+    stop = Stop()  # before anything slow: a SIGTERM from here on ends a step, not the process
     hvd.init()
     torch.manual_seed(42)
     features, labels = load_digits(return_X_y=True)
@@ -53,20 +68,41 @@ def main(argv: list[str] | None = None) -> None:
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
     loss_fn = nn.CrossEntropyLoss()
 
+    if hvd.rank() == 0 and start:
+        print(f"resuming from epoch {start} (its checkpoint)", flush=True)
+
+    stopped, done = False, start  # done: the epochs trained and saved
     for epoch in range(start, args.epochs):
+        began = time.monotonic()
         permutation = torch.randperm(len(x_train))
-        for start in range(0, len(x_train), args.batch_size):
-            index = permutation[start:start + args.batch_size]
+        for first in range(0, len(x_train), args.batch_size):
+            if stop.agreed(any_rank):  # stopped mid-epoch: its steps so far are dropped, the last checkpoint stands
+                stopped = True
+                break
+            index = permutation[first:first + args.batch_size]
             optimizer.zero_grad()
             loss = loss_fn(model(x_train[index]), y_train[index])
             loss.backward()
             optimizer.step()
+        if stopped:
+            break
         average = hvd.allreduce(loss.detach(), name="loss")
         if hvd.rank() == 0:
             print(f"epoch {epoch + 1}/{args.epochs} loss {average.item():.4f}", flush=True)
+        stop.wait(args.epoch_seconds - (time.monotonic() - began))  # the epoch's steps are done: a stop saves it
+        if hvd.rank() == 0:
             save(epoch + 1, lambda fh: torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()},
                                                   fh), unit="epoch")
+        done = epoch + 1
+        if done < args.epochs and stop.agreed(any_rank):  # after the last epoch, finishing beats stopping
+            stopped = True
+            break
 
+    if stopped:
+        if hvd.rank() == 0:
+            print(f"stopped (SIGTERM) after epoch {done} of {args.epochs}", flush=True)
+        return None
+    accuracy = 0.0
     if hvd.rank() == 0:
         with torch.no_grad():
             predictions = model(torch.tensor(x_test, dtype=torch.float32)).argmax(dim=1)
@@ -76,7 +112,8 @@ def main(argv: list[str] | None = None) -> None:
         output.parent.mkdir(parents=True, exist_ok=True)
         torch.save(model.state_dict(), output)
         print(f"model saved to {output}", flush=True)
+    return accuracy
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main() is not None else STOPPED)

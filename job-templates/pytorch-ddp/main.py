@@ -99,11 +99,12 @@ def resume(model: nn.Module, optimizer: torch.optim.Optimizer) -> int:
     return found.step
 
 
-def agreed(stop: Stop) -> bool:
-    """Whether any rank was stopped: all stop together, since each step's gradients need every rank."""
-    flag = torch.tensor([int(stop.requested)])
-    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-    return bool(flag.item())
+def any_rank(flag: int) -> int:
+    """Every rank's stop flag, all-reduced (MAX): the ranks stop together, since each step's gradients need
+    every rank (``Stop.agreed``)."""
+    tensor = torch.tensor([flag])
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return int(tensor.item())
 
 
 def main(argv: list[str] | None = None) -> float | None:
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> float | None:
         model.train()
         total = torch.zeros(2)
         for x, y in loader:
-            if agreed(stop):  # stopped mid-epoch: its steps so far are dropped, the last checkpoint stands
+            if stop.agreed(any_rank):  # stopped mid-epoch: its steps so far are dropped, the last checkpoint stands
                 stopped = True
                 break
             optimizer.zero_grad()
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> float | None:
             save(epoch + 1, lambda fh: torch.save({"model": model.module.state_dict(),
                                                    "optimizer": optimizer.state_dict()}, fh), unit="epoch")
         done = epoch + 1
-        if done < args.epochs and agreed(stop):  # after the last epoch, finishing beats stopping
+        if done < args.epochs and stop.agreed(any_rank):  # after the last epoch, finishing beats stopping
             stopped = True
             break
 

@@ -89,6 +89,19 @@ def test_a_trainer_that_cannot_import_the_sdk_fails(name):
                 and any(isinstance(n, ast.ImportFrom) and n.module == "myapp.checkpoint" for n in ast.walk(node))]
 
 
+@pytest.mark.parametrize("name", ["horovod-mpi", "pytorch-ddp", "tf-distributed", "xgboost"])
+def test_a_distributed_trainer_reads_the_stop_and_exits_as_stopped(name):
+    """Each distributed trainer turns SIGTERM into the SDK's flag (Stop), asks it between its steps (agreed)
+    and exits with STOPPED: saving on a stop is the trainers' contract, run for real in tests/test_checkpoint.py
+    (pytorch-ddp and the agreement of ranks everywhere; xgboost and tf-distributed where installed)."""
+    tree = ast.parse((catalog_root() / name / "main.py").read_text())
+    calls = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+             for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert {"Stop", "agreed", "save"} <= calls, f"{name}: calls {sorted(calls)}"
+    exits = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "STOPPED"]
+    assert exits, f"{name}: never exits with STOPPED"
+
+
 SAVE_AND_LOAD = ("import myapp.checkpoint as sdk; sdk.save(3, b'x', unit='epoch'); "
                  "print(sdk.__file__); print(sdk.load_latest().step)")
 
