@@ -42,6 +42,8 @@ ALLOWED = {
     ("myapp/backends/local/sandbox.py", "_write", "os.chmod"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_write", "os.replace"): CONTROL,
     ("myapp/backends/local/sandbox.py", "_read", ".read_text"): "the host's /etc files",
+    ("myapp/backends/local/sandbox.py", "in_platform_namespace", ".read_text"): (
+        "the process's own /proc/self/status and uid_map"),
     ("myapp/backends/local/sandbox.py", "wrap", ".glob"): "the host's /dev/nvidia* device nodes",
     ("myapp/backends/local/sandbox.py", "project_uid", "open"): "uids.json in the platform's workdir",
     ("myapp/backends/local/sandbox.py", "project_uid", ".read_text"): "uids.json in the platform's workdir",
