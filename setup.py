@@ -52,6 +52,8 @@ TEST_REQUIRES = [
     # tests/outputs/test_outputs_s3.py: a real S3 server (moto's ThreadedMotoServer) in the test, read with boto3.
     "moto[server]>=5,<6",
     "boto3>=1.34,<2",
+    # tests/test_checkpoint.py: the xgboost template's save on SIGTERM, run for real (CPU build, the image's release).
+    "xgboost-cpu==3.0.5",
     # Linters `make lint` runs (settings in pyproject.toml).
     "ruff==0.17.6",
     "mypy==2.4.1",
