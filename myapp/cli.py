@@ -260,6 +260,7 @@ def run(ctx: click.Context, host: str, port: int, web_workers: int, web_threads:
     if platform is not None:  # each as the platform user, in its own user namespace (myapp/host/launch.py)
         reach = platform_user.reach(platform.home)
         commands = {name: platform.command(cmd, reach) for name, cmd in commands.items()}
+        env["MYAPP_HOME"] = str(platform.home)  # the folder handed over, whatever folder they start in
     procs: list[subprocess.Popen] = []
     stopping = False
 
