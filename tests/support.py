@@ -101,6 +101,40 @@ def elsewhere(statement: Any, write: bool = False) -> Any:
         engine.dispose()
 
 
+class StopProbe:
+    """A backend that records, at each call that stops or removes something (cancel, cleanup, delete_secret),
+    whether the worker has a transaction open and whether another writer can write the row ``row_id`` of
+    ``model`` (setting ``column`` to itself; the test sets ``row_id`` once it knows the row)."""
+
+    def __init__(self, inner: Any, model: Any, column: str) -> None:
+        self.inner, self.model, self.column, self.row_id = inner, model, column, 0
+        self.calls: list[tuple[str, bool, bool]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _probe(self, call: str) -> None:
+        import sqlalchemy as sa
+
+        from myapp.extensions import db
+
+        write = sa.update(self.model).where(self.model.id == self.row_id).values(
+            {self.column: getattr(self.model, self.column)})
+        self.calls.append((call, db.session().in_transaction(), elsewhere(write, write=True)))
+
+    def cancel(self, ref: Any) -> None:
+        self._probe("cancel")
+        self.inner.cancel(ref)
+
+    def cleanup(self, ref: Any, archive: Any) -> None:
+        self._probe("cleanup")
+        self.inner.cleanup(ref, archive)
+
+    def delete_secret(self, namespace: str, name: str) -> None:
+        self._probe("delete_secret")
+        self.inner.delete_secret(namespace, name)
+
+
 TEST_DATABASE = os.environ.get("MYAPP_TEST_DATABASE", "sqlite")
 PG_ADMIN_URL = os.environ.get("MYAPP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 REDIS_TEST_SERVER = re.sub(r"/\d*$", "", os.environ.get("MYAPP_TEST_REDIS", "redis://127.0.0.1:6379"))

@@ -3,56 +3,22 @@ timeout) run with no transaction of the worker open: they take seconds against a
 build's row must be free for other writers (a delete of its project) meanwhile."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-import sqlalchemy as sa
 
-from tests.support import unique
+from tests.support import StopProbe, unique
 from tests.world import created
 
 pytestmark = pytest.mark.backends  # what each database holds while the worker waits
 
 
-class Probing:
-    """The Kubernetes backend, recording at each call that stops or removes something whether the worker has a
-    transaction open and whether another writer can write the build's row."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.build_id, self.calls = inner, 0, []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def _probe(self, call: str) -> None:
-        from myapp.extensions import db
-        from myapp.models import ImageBuild
-        from tests.support import elsewhere
-
-        free = elsewhere(sa.update(ImageBuild).where(ImageBuild.id == self.build_id)
-                         .values(tag=ImageBuild.tag), write=True)
-        self.calls.append((call, db.session().in_transaction(), free))
-
-    def cancel(self, ref: Any) -> None:
-        self._probe("cancel")
-        self.inner.cancel(ref)
-
-    def cleanup(self, ref: Any, archive: Any) -> None:
-        self._probe("cleanup")
-        self.inner.cleanup(ref, archive)
-
-    def delete_secret(self, namespace: str, name: str) -> None:
-        self._probe("delete_secret")
-        self.inner.delete_secret(namespace, name)
-
-
 @pytest.fixture()
-def probing(kubernetes_group, k8s_backend) -> Probing:
+def probing(kubernetes_group, k8s_backend) -> StopProbe:
     """The group's backend, probed."""
     from myapp.backends import registry
+    from myapp.models import ImageBuild
 
     key = next(k for k, v in registry._backends.items() if v is k8s_backend)
-    registry._backends[key] = wrapped = Probing(k8s_backend)
+    registry._backends[key] = wrapped = StopProbe(k8s_backend, ImageBuild, "tag")
     return wrapped
 
 
@@ -69,7 +35,7 @@ def test_the_kaniko_job_is_removed_with_no_transaction_open(app, user, catalog, 
     build = created(user.post("/api/v1/image_build/", json={
         "project_id": project["id"], "repository": "registry.example.com/vision/env", "tag": unique("v"),
         "dockerfile": "FROM python:3.11-slim\nRUN exit 3\n", "resource_group_id": kubernetes_group}))
-    probing.build_id = build["id"]
+    probing.row_id = build["id"]
     name = f"image-build-build-{build['id']}-1"
     if outcome == "timed out":
         monkeypatch.setitem(app.config, "MYAPP_ENV_BUILD_TIMEOUT", 0.001)

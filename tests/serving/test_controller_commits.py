@@ -5,48 +5,14 @@ naming what is left, which the next pass stops (tests/serving/test_kubernetes.py
 its commit)."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-import sqlalchemy as sa
 
 from tests.serving.support import kubernetes_services
 from tests.serving.test_kubernetes import settle
+from tests.support import StopProbe
 from tests.world import created
 
 pytestmark = pytest.mark.backends  # what each database holds while a pass runs
-
-
-class Probing:
-    """The Kubernetes backend, recording at each stopping call whether the worker has a transaction open and
-    whether another writer can write the service's row."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.service_id, self.calls = inner, 0, []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def _probe(self, call: str) -> None:
-        from myapp.extensions import db
-        from myapp.models import InferenceService
-        from tests.support import elsewhere
-
-        free = elsewhere(sa.update(InferenceService).where(InferenceService.id == self.service_id)
-                         .values(generation=InferenceService.generation), write=True)
-        self.calls.append((call, db.session().in_transaction(), free))
-
-    def cancel(self, ref: Any) -> None:
-        self._probe("cancel")
-        self.inner.cancel(ref)
-
-    def cleanup(self, ref: Any, archive: Any) -> None:
-        self._probe("cleanup")
-        self.inner.cleanup(ref, archive)
-
-    def delete_secret(self, namespace: str, name: str) -> None:
-        self._probe("delete_secret")
-        self.inner.delete_secret(namespace, name)
 
 
 @pytest.fixture()
@@ -58,13 +24,13 @@ def test_a_retired_version_and_a_deleted_service_are_stopped_with_no_row_held(ap
     from myapp.extensions import db
     from myapp.models import InferenceService
 
-    backend = Probing(k8s_backend)
+    backend = StopProbe(k8s_backend, InferenceService, "generation")
     controller = setup["controller"]
     controller.backend_for = lambda _service: backend
     owner, (v1, v2, _) = setup["owner"], setup["versions"]
     service = created(owner.post("/api/v1/inference_service/", json={
         "project_id": setup["pid"], "name": "digits", "model_version_id": v1}))
-    backend.service_id = service["id"]
+    backend.row_id = service["id"]
     settle(app, double, controller, setup["namespace"], service["id"])
     path = f"/api/v1/inference_service/{service['id']}"
     assert owner.post(f"{path}/canary", json={"version_id": v2, "weight": 30}).status_code == 200
