@@ -8,6 +8,7 @@ earlier start as root) becomes the platform user's (``hand_over``).
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -21,6 +22,7 @@ from ..backends.local.sandbox import UID_BASE, has_account, uid_base, uid_count
 
 USER_VAR = "MYAPP_PLATFORM_USER"
 DEFAULT_USER = "myapp"
+USERADD_LOCK = "/run/myapp-platform-user.lock"  # root's /run: nobody else can plant a link there
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the source tree: the package, job templates, the built UI
 
 
@@ -63,12 +65,23 @@ def ensure(name: str) -> pwd.struct_passwd:
     if useradd is None:
         raise PlatformUserError(f"there is no user {name!r} and no useradd to make one; make it, "
                                 f"or set {USER_VAR}=root")
-    made = subprocess.run([useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-                           "--shell", "/usr/sbin/nologin", "--comment", "myapp platform", name],
-                          capture_output=True, text=True, timeout=60)
-    if made.returncode != 0:
-        raise PlatformUserError(f"useradd {name} failed: {made.stderr.strip()}")
-    return pwd.getpwnam(name)
+    # Two platforms started at once on a new machine: useradd alone made the account twice, with two uids.
+    lock = os.open(USERADD_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return pwd.getpwnam(name)  # made by the other while this one waited
+        except KeyError:
+            pass
+        made = subprocess.run([useradd, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                               "--shell", "/usr/sbin/nologin", "--comment", "myapp platform", name],
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(lock)
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise PlatformUserError(f"useradd {name} failed: {made.stderr.strip()}") from None
 
 
 def prepare(home: Path) -> PlatformUser | None:

@@ -65,3 +65,22 @@ def test_a_folder_swapped_for_a_link_while_handing_over_leaves_roots_folder_alon
     for path in (outside, outside / "inner", outside / "inner" / "root.txt"):
         assert os.lstat(path).st_uid == 0, path
     assert pwd.getpwuid(account.pw_uid).pw_name == platform_user.DEFAULT_USER
+
+
+def test_a_missing_platform_user_is_made_once_even_by_two_starts_at_once():
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from myapp.host import platform_user
+
+    name = f"myapp-t{os.getpid() % 100000}"
+    try:
+        with ThreadPoolExecutor(2) as pool:  # two platforms started together on a new machine
+            made = list(pool.map(platform_user.ensure, [name, name]))
+        assert made[0].pw_uid == made[1].pw_uid and made[0].pw_uid < 1000  # a system user
+        assert made[0].pw_shell == "/usr/sbin/nologin" and made[0].pw_dir == "/nonexistent"
+        import grp
+
+        assert grp.getgrgid(made[0].pw_gid).gr_name == name  # a group of its own (Celery checks the gid's name)
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
