@@ -123,12 +123,12 @@ def hand_over(home: Path, account: pwd.struct_passwd) -> int:
         changed += 1
     for _path, dirs, files, folder in os.fwalk(home, follow_symlinks=False):
         for name in dirs + files:
-            try:
+            try:  # a name a project's uid renames meanwhile is gone: nothing of root's to hand over there
                 info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+                if info.st_uid != 0 or (not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1):
+                    continue
+                os.chown(name, account.pw_uid, account.pw_gid, dir_fd=folder, follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            if info.st_uid != 0 or (not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1):
-                continue
-            os.chown(name, account.pw_uid, account.pw_gid, dir_fd=folder, follow_symlinks=False)
             changed += 1
     return changed
