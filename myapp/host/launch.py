@@ -155,8 +155,14 @@ def main(argv: list[str] | None = None) -> int:
         Path(f"/proc/{pid}/uid_map").write_text(uids)
         Path(f"/proc/{pid}/gid_map").write_text(gids)
         os.write(mapped_w, b"m")
+    def pass_on(signum: int, _frame: object) -> None:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:  # ended already: waitpid below collects it
+            pass
+
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, lambda n, _f: os.kill(pid, n))
+        signal.signal(signum, pass_on)
     while True:
         try:
             _, status = os.waitpid(pid, 0)
