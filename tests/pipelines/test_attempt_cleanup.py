@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.pipelines.support import make_pipeline
+from tests.support import elsewhere
 
 pytestmark = [pytest.mark.slow, pytest.mark.backends]  # raw locks of each database, real local jobs
 
@@ -25,23 +26,10 @@ FLOOD = {"args": {"command": f"seq 1 {LINES}"}}
 def another_writer_can_write(run_id: int) -> bool:
     """A write of the run's row on a connection of its own that waits for no lock: refused while a transaction
     holds the run (PostgreSQL) or the database (SQLite)."""
-    from myapp.extensions import db
     from myapp.models import PipelineRun
 
-    sqlite = db.engine.dialect.name == "sqlite"
-    engine = sa.create_engine(db.engine.url, **({"connect_args": {"timeout": 0}} if sqlite else {}))
-    try:
-        with engine.connect() as connection:
-            if not sqlite:
-                connection.exec_driver_sql("SET lock_timeout = '200ms'")
-            connection.execute(sa.update(PipelineRun).where(PipelineRun.id == run_id)
-                               .values(reconcile_requested_at=None))
-            connection.commit()
-        return True
-    except sa.exc.OperationalError:
-        return False
-    finally:
-        engine.dispose()
+    return elsewhere(sa.update(PipelineRun).where(PipelineRun.id == run_id).values(reconcile_requested_at=None),
+                     write=True)
 
 
 class Probing:
