@@ -105,7 +105,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "api": {"admission", "app", "auth", "errors", "experiments", "extensions", "images", "inputs", "models",
             "notebooks", "outputs", "pipelines", "projects", "rendering", "scheduler", "serving", "shared"},
     "web": {"api", "auth", "errors", "extensions", "models", "notebooks"},
-    "host": {"backends"},  # the platform user and its namespace (the projects' uid range is the sandbox's)
+    "host": {"backends", "rendering"},  # the platform user and its namespace (uids: the sandbox's; the source tree)
 }
 
 

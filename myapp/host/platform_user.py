@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..backends.local.sandbox import UID_BASE, has_account, uid_base, uid_count
+from ..rendering.catalog import SOURCE_ROOT  # the source tree: the package, job templates, the built UI
 
 USER_VAR = "MYAPP_PLATFORM_USER"
 DEFAULT_USER = "myapp"
 USERADD_LOCK = "/run/myapp-platform-user.lock"  # root's /run: nobody else can plant a link there
-SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the source tree: the package, job templates, the built UI
 
 
 class PlatformUserError(RuntimeError):
